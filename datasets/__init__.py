@@ -1,0 +1,1 @@
+"""Built-in dataset specs (TOML), shipped as package data."""

@@ -1,0 +1,5 @@
+import sys
+
+from folioperf.cli import main
+
+sys.exit(main())

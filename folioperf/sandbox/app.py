@@ -1,0 +1,337 @@
+"""The sandbox's WSGI application: Okapi's gateway behaviour (tenants, tokens, permissions, request ids,
+traces, CORS, FOLIO's gateway errors; folio-api.md §1) in front of the module endpoints.
+
+One `Sandbox` per process. Its database pool is opened in `start()`, after the process has forked.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import sys
+import time
+import traceback
+from dataclasses import dataclass, field
+from typing import Callable, Iterable
+
+import gevent
+import psycopg
+from psycopg import sql
+from psycopg_pool import ConnectionPool
+
+from folioperf import __version__
+from folioperf.sandbox import auth, inventory, reference, schema, storage
+from folioperf.sandbox.counters import Counters
+from folioperf.sandbox.web import JSON, TEXT, HttpError, Request, Response, Route, Router, dumps
+
+log = logging.getLogger("folioperf.sandbox")
+
+MODULE_VERSION = f"sandbox-{__version__}"
+PRINCIPAL_CACHE_SECONDS = 60.0  # mod-authtoken caches a user's permissions for 60 s (user.cache.seconds)
+REVOCATION_POLL_SECONDS = 0.5
+
+
+@dataclass
+class Settings:
+    dsn: str
+    host: str = "127.0.0.1"
+    port: int = 9130
+    processes: int = 1
+    access_ttl: int = 600
+    refresh_ttl: int = 604_800
+    legacy_login: bool = True  # POST /authn/login available (LEGACY_TOKEN_TENANTS)
+    expiry_login: bool = True  # POST /authn/login-with-expiry available (Poppy and later)
+    eureka: bool = False  # /authn/login answers like mod-login-keycloak: token in body and cookies, no header
+    same_site: str = "Lax"
+    pool_size: int = 10
+    extra_modules: list[Callable[[Router], None]] = field(default_factory=list)
+
+
+def build_router(settings: Settings) -> Router:
+    router = Router()
+    auth.register(router, expiry_login=settings.expiry_login)
+    inventory.register(router)
+    storage.register(router)
+    for register in settings.extra_modules:
+        register(router)
+    for i, route in enumerate(router.routes):
+        route.index = i
+    return router
+
+
+@dataclass
+class Principal:
+    username: str
+    active: bool
+    permissions: frozenset[str]
+    expires: float
+
+
+class Sandbox:
+    def __init__(self, settings: Settings, router: Router, counters: Counters) -> None:
+        self.settings = settings
+        self.router = router
+        self.counters = counters
+        self.pool: ConnectionPool = None  # type: ignore[assignment]  # opened in start()
+        self.tokens: auth.Tokens = None  # type: ignore[assignment]
+        self._tenants: set[str] = set()
+        self._tenants_checked = 0.0
+        self._principals: dict[tuple[str, str], Principal] = {}
+        self._generations: dict[tuple[str, str], int] = {}
+
+    # -- process start-up -------------------------------------------------------------------------
+    def start(self) -> None:
+        self.pool = ConnectionPool(
+            self.settings.dsn,
+            min_size=2,
+            max_size=self.settings.pool_size,
+            kwargs={"autocommit": True},
+            open=True,
+            name="sandbox",
+        )
+        self.pool.wait(timeout=30)
+        with self.pool.connection() as conn:
+            self.tokens = auth.Tokens(reference.signing_key(conn), self.settings.access_ttl, self.settings.refresh_ttl)
+        self._load_tenants()
+        gevent.spawn(self._poll_revocations)
+
+    def stop(self) -> None:
+        if self.pool is not None:
+            self.pool.close()
+
+    def _load_tenants(self) -> None:
+        with self.pool.connection() as conn:
+            rows = conn.execute(sql.SQL("SELECT id FROM {}.tenants").format(sql.Identifier(schema.META_SCHEMA))).fetchall()
+        self._tenants = {r[0] for r in rows}
+        self._tenants_checked = time.monotonic()
+
+    def tenants(self) -> list[str]:
+        return sorted(self._tenants)
+
+    def known_tenant(self, tenant: str) -> bool:
+        if tenant in self._tenants:
+            return True
+        if schema.TENANT_ID.match(tenant) and time.monotonic() - self._tenants_checked > 1.0:
+            self._load_tenants()  # a tenant created by `sandbox init` while we run
+        return tenant in self._tenants
+
+    # -- token revocation (a test hook: FOLIO's access tokens cannot be revoked) --------------------
+    def _poll_revocations(self) -> None:
+        table = sql.Identifier(schema.META_SCHEMA, "token_revocations")
+        while True:
+            try:
+                with self.pool.connection() as conn:
+                    rows = conn.execute(sql.SQL("SELECT tenant, user_id::text, generation FROM {}").format(table)).fetchall()
+                self._generations = {(t, u): g for t, u, g in rows}
+            except psycopg.Error:
+                log.warning("could not read token revocations", exc_info=True)
+            gevent.sleep(REVOCATION_POLL_SECONDS)
+
+    def generation(self, tenant: str, user_id: str, fresh: bool = False) -> int:
+        if fresh:
+            with self.pool.connection() as conn:
+                row = conn.execute(
+                    sql.SQL("SELECT generation FROM {} WHERE tenant = %s AND user_id = %s").format(
+                        sql.Identifier(schema.META_SCHEMA, "token_revocations")
+                    ),
+                    (tenant, user_id),
+                ).fetchone()
+            value = row[0] if row else 0
+            self._generations[(tenant, user_id)] = value
+            return value
+        return self._generations.get((tenant, user_id), 0)
+
+    def revoke_access_tokens(self, tenant: str, user_id: str) -> int:
+        with self.pool.connection() as conn:
+            value = conn.execute(
+                sql.SQL(
+                    "INSERT INTO {t} AS r (tenant, user_id, generation) VALUES (%s, %s, 1) "
+                    "ON CONFLICT (tenant, user_id) DO UPDATE SET generation = r.generation + 1 RETURNING generation"
+                ).format(t=sql.Identifier(schema.META_SCHEMA, "token_revocations")),
+                (tenant, user_id),
+            ).fetchone()[0]
+        self._generations[(tenant, user_id)] = value
+        return value
+
+    # -- users, for the authorization filter --------------------------------------------------------
+    def principal(self, tenant: str, user_id: str) -> Principal | None:
+        key = (tenant, user_id)
+        cached = self._principals.get(key)
+        now = time.monotonic()
+        if cached and cached.expires > now:
+            return cached
+        q = sql.SQL(
+            "SELECT u.jsonb->>'username', coalesce((u.jsonb->>'active')::boolean, true), p.jsonb->'permissions' "
+            "FROM {users} u LEFT JOIN {perms} p ON p.jsonb->>'userId' = u.id::text WHERE u.id = %s"
+        ).format(
+            users=sql.Identifier(f"{tenant}_mod_users", "users"),
+            perms=sql.Identifier(f"{tenant}_mod_permissions", "permissions_users"),
+        )
+        with self.pool.connection() as conn:
+            row = conn.execute(q, (user_id,)).fetchone()
+        if row is None:
+            return None
+        principal = Principal(row[0] or "", bool(row[1]), frozenset(row[2] or ()), now + PRINCIPAL_CACHE_SECONDS)
+        self._principals[key] = principal
+        return principal
+
+    def count_event(self, name: str) -> None:
+        self.counters.event(name)
+
+    # -- the gateway --------------------------------------------------------------------------------
+    def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
+        started = time.perf_counter()
+        req = Request(environ, self)
+        route: Route | None = None
+        try:
+            if req.method == "OPTIONS":
+                resp = Response(204, b"", None, _cors_preflight(environ))
+            elif req.path.startswith("/_/"):
+                resp = self._internal(req)
+            else:
+                route, resp = self._dispatch(req)
+        except HttpError as exc:
+            resp = Response(exc.status, exc.body, exc.content_type)
+        except psycopg.OperationalError as exc:
+            log.error("database error on %s %s: %s", req.method, req.path, exc)
+            resp = Response(500, f"Database unavailable: {exc}".encode(), TEXT)
+        except Exception as exc:  # a bug: answer like a module would, and keep the trace in the log
+            traceback.print_exc(file=sys.stderr)
+            resp = Response(500, f"{type(exc).__name__}: {exc}".encode(), TEXT)
+        if route is not None:
+            self.counters.request(route.index, resp.status)
+        elif not req.path.startswith("/_/") and req.method != "OPTIONS":
+            self.counters.unmatched(resp.status)
+        return self._respond(req, route, resp, started, start_response)
+
+    def _dispatch(self, req: Request) -> tuple[Route | None, Response]:
+        tenant = req.header("X-Okapi-Tenant")
+        if not tenant:
+            raise HttpError(400, "Missing header: X-Okapi-Tenant")
+        if not self.known_tenant(tenant):
+            raise HttpError(400, f"No such Tenant {tenant}")
+        req.tenant = tenant
+        route, params, _ = self.router.match(req.method, req.path)
+        if route is None:
+            raise HttpError(404, f"No suitable module found for path {req.path} for tenant {tenant}")
+        req.route, req.params = route, params
+        req.token = _token(req.environ)
+        try:
+            if route.permission is not None:
+                self._authorize(req, route.permission)
+            return route, route.handler(req)
+        except HttpError as exc:
+            return route, Response(exc.status, exc.body, exc.content_type)
+
+    def _authorize(self, req: Request, permission: str) -> None:
+        if req.token is None:
+            raise HttpError(400, f"Token missing, access requires permission: {permission}")
+        try:
+            claims = self.tokens.verify(req.token)
+        except auth.InvalidToken:
+            self.count_event("auth.token_rejected")
+            raise HttpError(401, "Invalid token") from None
+        if claims.get("tenant") != req.tenant:
+            self.count_event("auth.token_rejected")
+            raise HttpError(403, "Invalid token")
+        user_id = claims.get("user_id", "")
+        if claims.get("gen", 0) < self._generations.get((req.tenant, user_id), 0):
+            self.count_event("auth.token_rejected")
+            raise HttpError(401, "Invalid token")
+        principal = self.principal(req.tenant, user_id)
+        if principal is None or not principal.active:
+            self.count_event("auth.token_rejected")
+            raise HttpError(401, f"Invalid token: user with id {user_id} is not active")
+        if "folio_admin" not in principal.permissions and permission not in principal.permissions:
+            raise HttpError(403, f"Access for user '{principal.username}' ({user_id}) requires permission: {permission}")
+        req.claims = claims
+
+    def _respond(self, req: Request, route: Route | None, resp: Response, started: float, start_response: Callable) -> list[bytes]:
+        status = resp.status
+        headers = list(resp.headers)
+        if resp.content_type:
+            headers.append(("Content-Type", resp.content_type))
+        segment = req.path.lstrip("/").split("/", 1)[0]
+        request_id = f"{random.randrange(1_000_000):06d}/{segment}"
+        incoming = req.header("X-Okapi-Request-Id")
+        headers.append(("X-Okapi-Request-Id", f"{incoming};{request_id}" if incoming else request_id))
+        if route is not None:
+            elapsed_us = int((time.perf_counter() - started) * 1e6)
+            url = f"http://{self.settings.host}:{self.settings.port}{req.path}"
+            headers.append(("X-Okapi-Trace", f"{req.method} {route.module}-{MODULE_VERSION} {url} : {status} {elapsed_us}us"))
+        origin = req.header("Origin")
+        if origin and req.method != "OPTIONS":  # the preflight answer carries its own CORS headers
+            headers += [("Access-Control-Allow-Origin", origin), ("Access-Control-Allow-Credentials", "true")]
+        start_response(f"{status} {_REASONS.get(status, 'Unknown')}", headers)
+        return [resp.body]
+
+    # -- Okapi's own endpoints and the sandbox's controls --------------------------------------------
+    def _internal(self, req: Request) -> Response:
+        path, method = req.path, req.method
+        if method == "GET" and path == "/_/version":
+            return Response(200, f"folioperf-sandbox-{__version__}".encode(), TEXT)
+        if method == "GET" and path == "/_/proxy/health":
+            return Response(200, b"[]", JSON)
+        if method == "GET" and path == "/_/proxy/tenants":
+            return Response(200, dumps([{"id": t, "name": t} for t in self.tenants()]), JSON)
+        if method == "GET" and path.startswith("/_/proxy/tenants/") and path.endswith("/modules"):
+            tenant = path.split("/")[4]
+            if not self.known_tenant(tenant):
+                raise HttpError(404, tenant)
+            modules = sorted({r.module for r in self.router.routes})
+            return Response(200, dumps([{"id": f"{m}-{MODULE_VERSION}"} for m in modules]), JSON)
+        if method == "GET" and path == "/_/sandbox/counters":
+            return Response(200, dumps(self.counters.snapshot()), JSON)
+        if method == "POST" and path == "/_/sandbox/counters/reset":
+            self.counters.reset()
+            return Response(204, b"", None)
+        if method == "POST" and path == "/_/sandbox/revoke-access-tokens":
+            body = req.json()
+            tenant, user_id = body.get("tenant", ""), body.get("userId", "")
+            if not self.known_tenant(tenant):
+                raise HttpError(400, f"No such Tenant {tenant}")
+            return Response(200, dumps({"generation": self.revoke_access_tokens(tenant, user_id)}), JSON)
+        if method == "GET" and path == "/_/sandbox/settings":
+            s = self.settings
+            return Response(200, dumps({"accessTokenTtl": s.access_ttl, "refreshTokenTtl": s.refresh_ttl,
+                                        "processes": s.processes, "tenants": self.tenants()}), JSON)
+        raise HttpError(404, f"No suitable module found for path {path}")
+
+
+def _token(environ: dict) -> str | None:
+    """The access token from X-Okapi-Token, `Authorization: Bearer` or the folioAccessToken cookie, with
+    Okapi's 400s when they disagree (okapi-core TokenHeader)."""
+    token = environ.get("HTTP_X_OKAPI_TOKEN") or None
+    authorization = environ.get("HTTP_AUTHORIZATION")
+    if authorization:
+        bearer = authorization[7:].strip() if authorization.startswith("Bearer ") else authorization.strip()
+        if token is not None and bearer != token:
+            raise HttpError(400, "X-Okapi-Token is not equal to Authorization token")
+        token = bearer
+    if "HTTP_COOKIE" in environ:
+        values = [v for k, v in auth.cookies(environ) if k == auth.ACCESS_COOKIE]
+        if len(values) > 1:
+            raise HttpError(400, f"Multiple {auth.ACCESS_COOKIE} cookie names")
+        if values:
+            if token is not None and values[0] != token:
+                raise HttpError(400, "X-Okapi-Token conflicts with Cookie")
+            token = values[0]
+    return token
+
+
+def _cors_preflight(environ: dict) -> list[tuple[str, str]]:
+    origin = environ.get("HTTP_ORIGIN", "*")
+    requested = environ.get("HTTP_ACCESS_CONTROL_REQUEST_HEADERS", "Content-Type, X-Okapi-Tenant, X-Okapi-Token")
+    return [
+        ("Access-Control-Allow-Origin", origin),
+        ("Access-Control-Allow-Credentials", "true"),
+        ("Access-Control-Allow-Methods", "GET, PUT, POST, DELETE, PATCH, OPTIONS"),
+        ("Access-Control-Allow-Headers", requested),
+        ("Access-Control-Expose-Headers", "Location, X-Okapi-Trace, X-Okapi-Token, Authorization, X-Okapi-Request-Id"),
+        ("Access-Control-Max-Age", "86400"),
+    ]
+
+
+_REASONS = {200: "OK", 201: "Created", 204: "No Content", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden",
+            404: "Not Found", 405: "Method Not Allowed", 409: "Conflict", 413: "Payload Too Large", 422: "Unprocessable Entity",
+            500: "Internal Server Error", 503: "Service Unavailable"}

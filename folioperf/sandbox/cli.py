@@ -1,0 +1,51 @@
+"""`folioperf sandbox start|init`: arguments here, work in the handlers (imported when chosen)."""
+
+from __future__ import annotations
+
+import argparse
+
+from folioperf.config import DEFAULT_ADMIN_PASSWORD, DEFAULT_ADMIN_USER, DEFAULT_DSN, DEFAULT_TENANT
+
+
+def _tenant(value: str) -> str:
+    from folioperf.sandbox.schema import TENANT_ID
+
+    if not TENANT_ID.match(value):
+        raise argparse.ArgumentTypeError(
+            f"invalid tenant id {value!r}: Okapi tenant ids are 1-31 lower-case letters and digits, starting with a letter"
+        )
+    return value
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--db", default=DEFAULT_DSN, metavar="DSN", help=f"PostgreSQL DSN (default {DEFAULT_DSN}; created when missing)")
+    p.add_argument("--tenant", dest="tenants", action="append", type=_tenant, metavar="TENANT",
+                   help=f"tenant id; repeat for several (default {DEFAULT_TENANT})")
+    p.add_argument("--admin-user", default=DEFAULT_ADMIN_USER, help=f"admin username (default {DEFAULT_ADMIN_USER})")
+    p.add_argument("--admin-password", default=DEFAULT_ADMIN_PASSWORD, help="admin password (default: FOLIO's demo password)")
+    p.add_argument("--reset", action="store_true", help="drop the tenants' schemas first")
+
+
+def add_commands(sub: argparse._SubParsersAction) -> None:
+    sandbox = sub.add_parser("sandbox", help="the built-in FOLIO sandbox", description="A FOLIO-shaped target on PostgreSQL.")
+    ssub = sandbox.add_subparsers(dest="sandbox_command", metavar="COMMAND", required=True)
+
+    init = ssub.add_parser("init", help="create or upgrade tenant schemas and reference data")
+    _common(init)
+    init.set_defaults(handler="folioperf.sandbox.commands:init")
+
+    start = ssub.add_parser("start", help="serve the sandbox until SIGINT/SIGTERM (runs init first)")
+    _common(start)
+    start.add_argument("--host", default="127.0.0.1")
+    start.add_argument("--port", type=int, default=9130, help="port (0 picks a free one; default 9130)")
+    start.add_argument("--processes", type=int, default=1, help="worker processes sharing the port (default 1)")
+    start.add_argument("--token-ttl", type=int, default=600, metavar="SECONDS", help="access token lifetime (FOLIO default 600)")
+    start.add_argument("--refresh-ttl", type=int, default=604_800, metavar="SECONDS", help="refresh token lifetime (default 7 days)")
+    start.add_argument("--no-legacy-login", dest="legacy_login", action="store_false",
+                       help="answer POST /authn/login with 404, as a tenant without legacy tokens does")
+    start.add_argument("--no-expiry-login", dest="expiry_login", action="store_false",
+                       help="serve no /authn/login-with-expiry, like FOLIO before Poppy")
+    start.add_argument("--eureka", action="store_true",
+                       help="POST /authn/login answers like Eureka's mod-login-keycloak: token in the body, no header")
+    start.add_argument("--pool-size", type=int, default=10, help="database connections per process (default 10)")
+    start.set_defaults(handler="folioperf.sandbox.commands:start")

@@ -1,0 +1,111 @@
+"""Tenant set-up: schemas, FOLIO-like reference data (`reference_data.json`) and the admin user, the way a
+FOLIO tenant is enabled with `loadReference=true` and a `diku_admin` superuser."""
+
+from __future__ import annotations
+
+import json
+import secrets
+from functools import cache
+from importlib import resources
+
+import psycopg
+from psycopg import sql
+from psycopg.types.json import Jsonb
+
+from folioperf.sandbox import schema
+from folioperf.sandbox.auth import hash_password
+from folioperf.sandbox.storage import now_iso
+
+ADMIN_PERMISSIONS = ["folio_admin"]  # the sandbox grants every permission to holders of folio_admin
+
+
+@cache
+def reference_data() -> dict:
+    return json.loads(resources.files("folioperf.sandbox").joinpath("reference_data.json").read_text())
+
+
+def _metadata() -> dict:
+    now = now_iso()
+    return {"createdDate": now, "updatedDate": now}
+
+
+def load_reference(conn: psycopg.Connection, tenant: str) -> int:
+    """Insert missing reference records (existing ones, possibly edited by the user, are kept)."""
+    added = 0
+    for table_name, rows in reference_data().items():
+        if table_name.startswith("_") or table_name == "admin":
+            continue
+        table = schema.BY_NAME[table_name]
+        for row in rows:
+            record = dict(row)
+            if table.metadata:
+                record["metadata"] = _metadata()
+            cur = conn.execute(
+                sql.SQL("INSERT INTO {} (id, jsonb) VALUES (%s, %s) ON CONFLICT DO NOTHING").format(table.ident(tenant)),
+                (record["id"], Jsonb(record)),
+            )
+            added += cur.rowcount
+    return added
+
+
+def ensure_admin(conn: psycopg.Connection, tenant: str, username: str, password: str) -> str:
+    """Create the admin user (or reset its username and password); returns its id."""
+    admin = reference_data()["admin"]
+    user_id = admin["id"]
+    user = {
+        "id": user_id,
+        "username": username,
+        "active": True,
+        "type": "staff",
+        "barcode": admin["barcode"],
+        "patronGroup": admin["patronGroup"],
+        "personal": admin["personal"],
+        "departments": [],
+        "proxyFor": [],
+        "metadata": _metadata(),
+    }
+    salt, digest = hash_password(password)
+    users = schema.BY_NAME["users"].ident(tenant)
+    conn.execute(
+        sql.SQL("INSERT INTO {} (id, jsonb) VALUES (%s, %s) ON CONFLICT (id) DO UPDATE SET jsonb = EXCLUDED.jsonb").format(users),
+        (user_id, Jsonb(user)),
+    )
+    rows = {
+        "auth_credentials": {"id": user_id, "userId": user_id, "salt": salt, "hash": digest, "metadata": _metadata()},
+        "permissions_users": {"id": user_id, "userId": user_id, "permissions": ADMIN_PERMISSIONS, "metadata": _metadata()},
+        "service_point_user": {
+            "id": user_id,
+            "userId": user_id,
+            "servicePointsIds": admin["servicePointsIds"],
+            "defaultServicePointId": admin["defaultServicePointId"],
+            "metadata": _metadata(),
+        },
+    }
+    for table_name, record in rows.items():
+        conn.execute(
+            sql.SQL("INSERT INTO {} (id, jsonb) VALUES (%s, %s) ON CONFLICT (id) DO UPDATE SET jsonb = EXCLUDED.jsonb").format(
+                schema.BY_NAME[table_name].ident(tenant)
+            ),
+            (user_id, Jsonb(record)),
+        )
+    return user_id
+
+
+def init_tenant(conn: psycopg.Connection, tenant: str, admin_user: str, admin_password: str, reset: bool = False) -> None:
+    """Create or upgrade one tenant, in one transaction."""
+    with conn.transaction():
+        if reset:
+            schema.drop_tenant(conn, tenant)
+        schema.install_tenant(conn, tenant)
+        load_reference(conn, tenant)
+        ensure_admin(conn, tenant, admin_user, admin_password)
+
+
+def signing_key(conn: psycopg.Connection) -> str:
+    """The JWT signing key shared by every sandbox process on this database (created once)."""
+    table = sql.Identifier(schema.META_SCHEMA, "settings")
+    conn.execute(
+        sql.SQL("INSERT INTO {} (key, value) VALUES ('jwt.signing.key', %s) ON CONFLICT DO NOTHING").format(table),
+        (secrets.token_hex(32),),
+    )
+    return conn.execute(sql.SQL("SELECT value FROM {} WHERE key = 'jwt.signing.key'").format(table)).fetchone()[0]

@@ -1,0 +1,1 @@
+"""Built-in folioperf workflows: one module per PTF workflow, each a Locust TaskSet plugin."""
