@@ -83,7 +83,7 @@ class Sandbox:
     def start(self) -> None:
         self.pool = ConnectionPool(
             self.settings.dsn,
-            min_size=2,
+            min_size=1,
             max_size=self.settings.pool_size,
             kwargs={"autocommit": True},
             open=True,
