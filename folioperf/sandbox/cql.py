@@ -22,7 +22,8 @@ Translation, as RMB's CQL2PgJSON does it:
 - `==` compares RMB's index expression, `lower(f_unaccent(jsonb->>'f'))` as the field's index declares
   it, with the same wrapping around the value; for non-unique indexes also `left(..., 600)` so the
   btree index applies. Wildcards turn it into LIKE.
-- `=` with one word is `==` (keeps index use for ids and codes); with several words it is `adj`.
+- `=` is a word match (`adj`), so `status=Open` finds "Open - Awaiting pickup"; a uuid term is the
+  whole value of the fields that hold one, so it becomes `==` and keeps index use.
 - `adj`/`all`/`any`: whole-word regexes on the same expression (words in order / every word / one word).
 - `<`, `>`, `<=`, `>=`: jsonb comparison for numbers, plain text comparison otherwise (ISO dates).
 - `sortby` uses the index expression of an indexed field, so the index can serve the sort, and
