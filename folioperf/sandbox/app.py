@@ -20,8 +20,23 @@ from psycopg import sql
 from psycopg_pool import ConnectionPool
 
 from folioperf import __version__
-from folioperf.sandbox import auth, inventory, reference, schema, storage
+from folioperf.sandbox import (
+    auth,
+    blocks,
+    circulation,
+    inventory,
+    pages,
+    patron,
+    policies,
+    reference,
+    request_queue,
+    rules,
+    schema,
+    srs,
+    storage,
+)
 from folioperf.sandbox.counters import Counters
+from folioperf.sandbox.latency import Profile
 from folioperf.sandbox.web import JSON, TEXT, HttpError, Request, Response, Route, Router, dumps
 
 log = logging.getLogger("folioperf.sandbox")
@@ -44,6 +59,7 @@ class Settings:
     eureka: bool = False  # /authn/login answers like mod-login-keycloak: token in body and cookies, no header
     same_site: str = "Lax"
     pool_size: int = 10
+    latency_profile: Profile | None = None  # per-endpoint delays added before answering (latency.py)
     extra_modules: list[Callable[[Router], None]] = field(default_factory=list)
 
 
@@ -52,6 +68,8 @@ def build_router(settings: Settings) -> Router:
     auth.register(router, expiry_login=settings.expiry_login)
     inventory.register(router)
     storage.register(router)
+    for module in (circulation, request_queue, rules, patron, blocks, pages, policies, srs):
+        module.register(router)
     for register in settings.extra_modules:
         register(router)
     for i, route in enumerate(router.routes):
@@ -78,6 +96,8 @@ class Sandbox:
         self._tenants_checked = 0.0
         self._principals: dict[tuple[str, str], Principal] = {}
         self._generations: dict[tuple[str, str], int] = {}
+        profile = settings.latency_profile
+        self.delays = profile.sampler([r.name for r in router.routes]) if profile is not None else None
 
     # -- process start-up -------------------------------------------------------------------------
     def start(self) -> None:
@@ -200,6 +220,10 @@ class Sandbox:
             resp = Response(500, f"{type(exc).__name__}: {exc}".encode(), TEXT)
         if route is not None:
             self.counters.request(route.index, resp.status)
+            if self.delays is not None:  # the handler has returned its connection: the wait holds nothing
+                pause = self.delays.draw(route.index)
+                if pause > 0:
+                    gevent.sleep(pause)
         elif not req.path.startswith("/_/") and req.method != "OPTIONS":
             self.counters.unmatched(resp.status)
         return self._respond(req, route, resp, started, start_response)

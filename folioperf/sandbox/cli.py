@@ -48,4 +48,6 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     start.add_argument("--eureka", action="store_true",
                        help="POST /authn/login answers like Eureka's mod-login-keycloak: token in the body, no header")
     start.add_argument("--pool-size", type=int, default=10, help="database connections per process (default 10)")
+    start.add_argument("--latency-profile", metavar="NAME|FILE.toml",
+                       help="add per-endpoint delays like a real FOLIO's: a built-in profile (lotus) or a TOML file")
     start.set_defaults(handler="folioperf.sandbox.commands:start")

@@ -43,6 +43,13 @@ def start(args: argparse.Namespace) -> int:
 
     if args.processes < 1:
         raise FolioperfError("--processes must be at least 1")
+    profile = None
+    if args.latency_profile:
+        from folioperf.sandbox import latency
+        from folioperf.sandbox.app import build_router
+
+        routes = {r.name for r in build_router(Settings(dsn=args.db)).routes}
+        profile = latency.load(args.latency_profile, routes)
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s sandbox %(levelname)s %(name)s: %(message)s")
     tenants = _init(args)
     settings = Settings(
@@ -56,11 +63,13 @@ def start(args: argparse.Namespace) -> int:
         expiry_login=args.expiry_login,
         eureka=args.eureka,
         pool_size=args.pool_size,
+        latency_profile=profile,
     )
 
     def ready(url: str) -> None:
+        delays = f"; latency profile: {profile.name}" if profile is not None else ""
         print(f"folioperf sandbox ready at {url} (tenants: {', '.join(tenants)}; admin user: {args.admin_user}; "
-              f"processes: {args.processes})", flush=True)
+              f"processes: {args.processes}{delays})", flush=True)
 
     try:
         return serve(settings, ready)

@@ -209,6 +209,7 @@ TABLES: tuple[Table, ...] = (
     Table(CIRCULATION, "patron_action_session", (Index("patronId"), Index("loanId"), Index("actionType")), metadata=True),
     Table(CIRCULATION, "loan_policy", (Index("name", unique=True),), metadata=True),
     Table(CIRCULATION, "request_policy", (Index("name", unique=True),), metadata=True),
+    Table(CIRCULATION, "patron_notice_policy", (Index("name", unique=True),), metadata=True),
     Table(CIRCULATION, "circulation_rules"),
     Table(CIRCULATION, "staff_slips", (Index("name", unique=True),), metadata=True),
     Table(CIRCULATION, "cancellation_reason", (Index("name", unique=True),), metadata=True),
