@@ -1,0 +1,129 @@
+"""Handlers of `folioperf seed|reset|pools`: call the work, print what happened (progress on stderr,
+the summary on stdout)."""
+
+from __future__ import annotations
+
+import argparse
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+
+from folioperf import db
+from folioperf.config import dsn_from_env
+from folioperf.errors import FolioperfError
+from folioperf.seed import dataset as dataset_mod
+from folioperf.seed.seeding import Outcome
+
+out = Console(highlight=False, soft_wrap=True)  # long lines (DSNs, names) stay whole
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def _dataset(args: argparse.Namespace, either: bool = False) -> dataset_mod.Dataset:
+    workflow = getattr(args, "workflow", None)
+    if not args.dataset and not workflow:
+        raise FolioperfError("name a dataset (cico, renewals, holds, rih or a .toml file) or a --workflow")
+    if either and args.dataset and workflow:
+        raise FolioperfError("give either a dataset or --workflow, not both")
+    return dataset_mod.load(args.dataset or dataset_mod.for_workflow(workflow))
+
+
+def _summary(outcome: Outcome) -> Table:
+    table = Table(box=box.SIMPLE_HEAD)
+    for column, justify in (("table", "left"), ("rows", "right"), ("seconds", "right"),
+                            ("rows/s", "right"), ("triggers", "left"), ("indexes", "left")):
+        table.add_column(column, justify=justify, no_wrap=column == "table")  # type: ignore[arg-type]
+    rows = 0
+    for s in outcome.stats:
+        spent = s.seconds + s.index_seconds
+        rows += s.rows
+        table.add_row(
+            s.label.split(".")[1], f"{s.rows:,}", f"{spent:.2f}", f"{s.rows / spent:,.0f}" if spent > 0 else "-",
+            "bypassed" if s.bypass_triggers else "FOLIO's", f"rebuilt {s.indexes_rebuilt}" if s.indexes_rebuilt else "kept",
+        )
+    table.add_row("total", f"{rows:,}", f"{outcome.seconds:.2f}", f"{rows / outcome.seconds:,.0f}" if outcome.seconds else "-",
+                  "", "", style="bold")
+    return table
+
+
+def _notes(outcome: Outcome) -> None:
+    if outcome.added:
+        out.print(f"reference records added: {', '.join(outcome.added)}")
+    if outcome.reused:
+        out.print(f"existing reference records used: {', '.join(outcome.reused)}")
+    for warning in outcome.warnings:
+        err.print(f"[yellow]folioperf: warning: {warning}[/]")
+
+
+def seed(args: argparse.Namespace) -> int:
+    from folioperf.seed.seeding import seed as run
+
+    ds = _dataset(args)
+    where = f"tenant {args.tenant} at {db.redact(args.db)}"
+    outcome = run(args.db, args.tenant, ds, args.scale, args.replace, err)
+    if outcome.nothing_to_add:
+        out.print(f"dataset {ds.name} (scale {args.scale:g}) is already seeded in {where}: nothing to add "
+                  "(--replace seeds it again)")
+        return 0
+    if outcome.deleted:
+        out.print(f"replaced: deleted {sum(outcome.deleted.values()):,} rows of the earlier {ds.name} and its circulation state")
+    _notes(outcome)
+    out.print(f"seeded {ds.name} at scale {args.scale:g} into {where}:")
+    out.print(_summary(outcome))
+    return 0
+
+
+def reset(args: argparse.Namespace) -> int:
+    from folioperf.seed.reset import reset as run
+
+    ds = _dataset(args, either=True)
+    where = f"tenant {args.tenant} at {db.redact(args.db)}"
+    outcome = run(args.db, args.tenant, ds, args.scale, err)
+    out.print(f"reset {ds.name} (scale {outcome.scale:g}) in {where}:")
+    table = Table(box=box.SIMPLE_HEAD)
+    for column in ("table", "deleted", "re-loaded"):
+        table.add_column(column, justify="left" if column == "table" else "right", no_wrap=column == "table")
+    reloaded = {s.label: s.rows for s in outcome.stats}
+    for label in dict.fromkeys([*outcome.deleted, *reloaded]):
+        table.add_row(label.split(".")[1], f"{outcome.deleted.get(label, 0):,}", f"{reloaded.get(label, 0):,}")
+    _notes(outcome)
+    out.print(table)
+    out.print(f"{outcome.restored_items:,} item statuses put back to their seeded status")
+    out.print(f"done in {outcome.seconds:.1f} s (VACUUM ANALYZE included)")
+    return 0
+
+
+def pools(args: argparse.Namespace) -> int:
+    from folioperf.seed import datapools
+
+    ds = _dataset(args)
+    workflow = datapools.workflow_of(ds, args.workflow)
+    if args.okapi_url:
+        from folioperf.seed.okapi_reader import OkapiReader, password_from_environment
+
+        reader = OkapiReader(args.okapi_url, args.tenant, args.username, password_from_environment(args.username))
+        source = datapools.ApiSource(reader)
+        pools = datapools.build(source, ds, workflow, args.limit)
+        where = f"{args.okapi_url} (tenant {args.tenant})"
+    else:
+        from folioperf.seed import layout as layout_mod
+        from folioperf.seed.seeding import connect
+
+        dsn = args.db or dsn_from_env()
+        with connect(dsn) as conn:
+            layout = layout_mod.inspect(conn, args.tenant, db.redact(dsn))
+            with conn.transaction():  # one snapshot: the pools agree with each other
+                conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                pools = datapools.build(datapools.DatabaseSource(conn, layout), ds, workflow, args.limit)
+        source = datapools.DatabaseSource
+        where = f"tenant {args.tenant} at {db.redact(dsn)}"
+    datapools.check(pools, args.tenant, ds)
+    datapools.write(args.output, args.tenant, source.name, ds, pools)
+    out.print(f"pools of {workflow} (dataset {ds.name}) from {where} → {args.output}:")
+    table = Table(box=box.SIMPLE_HEAD)
+    table.add_column("pool")
+    table.add_column("entries", justify="right")
+    for name, entries in pools.items():
+        table.add_row(name, f"{len(entries):,}")
+    out.print(table)
+    return 0

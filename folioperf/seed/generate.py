@@ -1,0 +1,583 @@
+"""A dataset's records in FOLIO's shapes, as PostgreSQL COPY rows (text format).
+
+Shapes: users as mod-users stores them (PTF's `Users.sql`: patrons with barcodes, personal data,
+addresses, preferred contact "002"); instances, holdings and items as mod-inventory-storage does; SRS
+records as mod-source-record-storage's relational tables (records_lb with `external_hrid`, raw ISO 2709
+MARC, parsed MARC JSON with the HRID in 001 and instance/record ids in 999 ff); loans, patron action
+sessions, audit_loan rows and requests as PTF's seed rows (folio-api.md §3.2).
+
+Realistic text comes from Faker: a vocabulary of names, streets, cities, words and publishers is drawn
+once per dataset (Faker is ~30 µs a call), and records combine it with `random.Random` streams seeded
+per kind of record. Same dataset and seed → same records, byte for byte, apart from timestamps.
+
+`produce(job, send)` emits `("begin", table, rows)`, `("rows", table, n, bytes)`, `("end", table)` and
+finally `("done",)`; `child_main` runs it in the generator process that feeds the COPY over a pipe
+(`load.GeneratorProcess`).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import signal
+import unicodedata
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from functools import cached_property
+from typing import Callable, Iterator
+
+from folioperf.seed.dataset import Counts, Dataset
+
+# FOLIO reference-data ids that are the same in every tenant loaded with reference data
+PERSONAL_NAME_TYPE = "2b94c631-fca9-4892-a730-03ee529ffe2a"  # contributor name type "Personal name"
+ISBN_TYPE = "8261054f-be78-422d-bd51-4ed9f33c3422"  # identifier type "ISBN"
+EMAIL_CONTACT = "002"  # preferredContactTypeId "Email", as PTF's Users.sql sets
+
+SRS_RECORD_COLUMNS = (
+    "id", "snapshot_id", "matched_id", "generation", "record_type", "external_id", "state", "leader_record_status",
+    "order", "suppress_discovery", "created_date", "updated_date", "external_hrid",
+)
+CHUNK_CHARS = 1 << 19
+NULL = "\\N"
+_ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+_quote = json.encoder.encode_basestring  # a JSON string literal, non-ASCII kept
+_COPY_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
+_INTERVALS = {"Minutes": timedelta(minutes=1), "Hours": timedelta(hours=1), "Days": timedelta(days=1),
+              "Weeks": timedelta(weeks=1), "Months": timedelta(days=30)}
+
+
+@dataclass(frozen=True)
+class Job:
+    dataset: Dataset  # with reference ids resolved against the tenant
+    counts: Counts
+    tables: tuple[tuple[str, tuple[str, ...]], ...]  # (table key, COPY columns), in load order
+    now: str  # ISO timestamp of the seed, UTC
+
+    def rows(self, key: str) -> int:
+        return row_count(key, self.counts)
+
+
+def row_count(key: str, c: Counts) -> int:
+    """How many rows a table gets from a dataset with these counts."""
+    return {
+        "users": c.all_users, "permissions_users": c.all_users, "instance": c.instances,
+        "holdings_record": c.holdings, "item": c.items, "snapshots_lb": 1 if c.instances else 0, "records_lb": c.instances,
+        "raw_records_lb": c.instances, "marc_records_lb": c.instances, "loan": c.loans, "audit_loan": c.loans,
+        "patron_action_session": c.loans, "request": c.open_requests,
+    }[key]
+
+
+def json_text(value: object) -> str:
+    """jsonb as a COPY text field."""
+    return _ENCODE(value).replace("\\", "\\\\")
+
+
+def copy_text(value: object) -> str:
+    if value is None:
+        return NULL
+    if value is True:
+        return "t"
+    if value is False:
+        return "f"
+    if isinstance(value, (dict, list)):
+        return json_text(value)
+    return str(value).translate(_COPY_ESCAPES)
+
+
+def _ascii(text: str) -> str:
+    return unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode().lower().replace(" ", "").replace("'", "")
+
+
+class Vocabulary:
+    """Faker output drawn once per dataset: the words records are made of."""
+
+    def __init__(self, locale: str, seed: int) -> None:
+        from faker import Faker
+
+        fake = Faker(locale)
+        fake.seed_instance(seed)
+
+        def pool(n: int, *methods: str) -> list[str]:
+            for name in methods:
+                if hasattr(fake, name):
+                    values = dict.fromkeys(str(getattr(fake, name)()) for _ in range(n))
+                    return list(values)
+            return [""]
+
+        self.first_names = pool(600, "first_name")
+        self.last_names = pool(900, "last_name")
+        self.streets = pool(400, "street_address")
+        self.cities = pool(300, "city")
+        self.regions = pool(60, "state_abbr", "state", "administrative_unit", "region")
+        self.postcodes = pool(300, "postcode")
+        self.domains = pool(20, "free_email_domain")
+        self.phones = pool(200, "phone_number")
+        self.phrases = pool(2000, "catch_phrase", "sentence")
+        self.words = pool(1500, "word")
+        self.publishers = pool(250, "company")
+        self.isbns = pool(3000, "isbn13")
+
+
+@dataclass(frozen=True)
+class Person:
+    first: str
+    last: str
+    middle: str | None
+    group: str  # patron group id
+
+
+@dataclass(frozen=True)
+class Book:
+    title: str
+    author: str  # "Last, First"
+    isbn: str
+    publisher: str
+    place: str
+    year: int
+
+
+class Generator:
+    """The records of one dataset at one scale; each method yields COPY lines for one table."""
+
+    def __init__(self, job: Job) -> None:
+        self.job = job
+        self.ds = job.dataset
+        self.c = job.counts
+        self.ids = self.ds.ids
+        self.now = datetime.fromisoformat(job.now).astimezone(timezone.utc)
+        self.now_s = self.now.isoformat(timespec="milliseconds")
+        self.metadata = {"createdDate": self.now_s, "updatedDate": self.now_s}
+        self.creation_date = self.now.strftime("%Y-%m-%d %H:%M:%S.") + f"{self.now.microsecond // 1000:03d}"
+        self.columns = dict(job.tables)
+        self.locations = self.ds.used("locations")
+        self.leaders: list[str] = []  # MARC leaders, kept by raw_records_lb for marc_records_lb
+
+    def rng(self, kind: str) -> random.Random:
+        return random.Random(f"{self.ds.name}/{self.ds.seed}/{kind}")
+
+    @cached_property
+    def vocabulary(self) -> Vocabulary:
+        return Vocabulary(self.ds.locale, self.ds.seed)
+
+    # -- attributes several tables share -----------------------------------------------------------
+    @cached_property
+    def people(self) -> list[Person]:
+        v, rng = self.vocabulary, self.rng("people")
+        groups = [g["id"] for g in self.ds.used("patron_groups")]
+        out = []
+        for _ in range(self.c.all_users):
+            middle = rng.choice(v.first_names) if rng.random() < 0.3 else None
+            out.append(Person(rng.choice(v.first_names), rng.choice(v.last_names), middle, rng.choice(groups)))
+        return out
+
+    @cached_property
+    def books(self) -> list[Book]:
+        v, rng = self.vocabulary, self.rng("books")
+        out = []
+        for _ in range(self.c.instances):
+            shape = rng.random()
+            if shape < 0.45:
+                title = rng.choice(v.phrases).rstrip(".")
+            elif shape < 0.75:
+                title = f"The {rng.choice(v.words)} of {rng.choice(v.last_names)}"
+            else:
+                title = f"{rng.choice(v.words).capitalize()} {rng.choice(v.words)}: {rng.choice(v.phrases).rstrip('.').lower()}"
+            out.append(Book(title[:1].upper() + title[1:], f"{rng.choice(v.last_names)}, {rng.choice(v.first_names)}",
+                            rng.choice(v.isbns), rng.choice(v.publishers), rng.choice(v.cities), rng.randint(1950, 2024)))
+        return out
+
+    def holdings_location(self, h: int) -> dict:
+        return self.locations[h % len(self.locations)]
+
+    def borrowers(self) -> Iterator[tuple[int, int]]:
+        """(user index, item index) of every seeded loan, in loan order: items are lent in index order."""
+        item = 0
+        user = self.c.users
+        for n in self.c.loans_per_user:
+            for _ in range(self.c.users_per_loan_count):
+                for _ in range(n):
+                    yield user, item
+                    item += 1
+                user += 1
+
+    # -- row encoding ------------------------------------------------------------------------------
+    def rmb_encoder(self, key: str) -> Callable[[dict], str]:
+        """COPY line of an RMB record for the table's planned columns (what RMB's triggers would fill)."""
+        from folioperf.sandbox.schema import BY_NAME
+
+        fks = {fk.column: fk.field for fk in BY_NAME[key].foreign_keys}
+        parts: list[Callable[[dict], str]] = []
+        for column in self.columns[key]:
+            if column == "id":
+                parts.append(lambda r: r["id"])
+            elif column == "jsonb":
+                parts.append(json_text)
+            elif column == "creation_date":
+                parts.append(lambda r, v=self.creation_date: v)
+            elif column == "created_by":
+                parts.append(lambda r: NULL)
+            elif column in fks:
+                parts.append(lambda r, f=fks[column]: r.get(f) or NULL)
+            else:
+                raise ValueError(f"no value for column {key}.{column}")
+        return lambda r: "\t".join([p(r) for p in parts]) + "\n"
+
+    def values_encoder(self, key: str) -> Callable[[dict], str]:
+        columns = self.columns[key]
+        return lambda values: "\t".join([copy_text(values.get(c)) for c in columns]) + "\n"
+
+    # -- tables ------------------------------------------------------------------------------------
+    def users(self) -> Iterator[str]:
+        v, rng, ids = self.vocabulary, self.rng("users"), self.ids
+        encode = self.rmb_encoder("users")
+        user_id = ids.of("user")
+        home = self.ds.used("address_type")[0]["id"]
+        expires = (self.now + timedelta(days=730)).isoformat(timespec="milliseconds")
+        for i, p in enumerate(self.people):
+            login = ".".join(part for part in (_ascii(p.first), _ascii(p.last)) if part) or "patron"  # non-Latin names fold to ""
+            personal = {
+                "lastName": p.last,
+                "firstName": p.first,
+                **({"middleName": p.middle} if p.middle else {}),
+                "email": f"{login}@{rng.choice(v.domains)}",
+                "phone": rng.choice(v.phones),
+                "addresses": [{
+                    "addressTypeId": home, "addressLine1": rng.choice(v.streets), "city": rng.choice(v.cities),
+                    "region": rng.choice(v.regions), "postalCode": rng.choice(v.postcodes), "primaryAddress": True,
+                }],
+                "preferredContactTypeId": EMAIL_CONTACT,
+            }
+            yield encode({
+                "id": user_id(i),
+                "username": f"{login}.{ids.user_barcode(i)}",
+                "barcode": ids.user_barcode(i),
+                "active": True,
+                "type": "patron",
+                "patronGroup": p.group,
+                "personal": personal,
+                "enrollmentDate": (self.now - timedelta(days=rng.randint(30, 1500))).isoformat(timespec="milliseconds"),
+                "expirationDate": expires,
+                "departments": [],
+                "proxyFor": [],
+                "createdDate": self.now_s,
+                "updatedDate": self.now_s,
+                "metadata": self.metadata,
+            })
+
+    def permissions_users(self) -> Iterator[str]:
+        encode = self.rmb_encoder("permissions_users")
+        perm_id, user_id = self.ids.of("permission_user"), self.ids.of("user")
+        for i in range(self.c.all_users):
+            yield encode({"id": perm_id(i), "userId": user_id(i), "permissions": [], "metadata": self.metadata})
+
+    def instance(self) -> Iterator[str]:
+        encode = self.rmb_encoder("instance")
+        ids = self.ids
+        instance_id = ids.of("instance")
+        type_id = self.ds.used("instance_type")[0]["id"]
+        for i, b in enumerate(self.books):
+            yield encode({
+                "id": instance_id(i),
+                "_version": 1,
+                "hrid": ids.instance_hrid(i),
+                "source": "MARC",
+                "title": b.title,
+                "indexTitle": b.title[4:] if b.title.startswith("The ") else b.title,
+                "contributors": [{"name": b.author, "contributorNameTypeId": PERSONAL_NAME_TYPE, "primary": True}],
+                "identifiers": [{"identifierTypeId": ISBN_TYPE, "value": b.isbn}],
+                "publication": [{"publisher": b.publisher, "place": b.place, "dateOfPublication": str(b.year)}],
+                "languages": ["eng"],
+                "instanceTypeId": type_id,
+                "discoverySuppress": False,
+                "staffSuppress": False,
+                "previouslyHeld": False,
+                "metadata": self.metadata,
+            })
+
+    def call_number(self, i: int) -> str:
+        b = self.books[i]
+        letters = "ABDEFGHJKLMNPQRSTZ"
+        cls = letters[i * 7 % len(letters)] + letters[i * 11 % len(letters)]
+        return f"{cls}{i % 999 + 1}.{i % 97} .{b.author[:1].upper()}{i % 89 + 10} {b.year}"
+
+    def holdings_record(self) -> Iterator[str]:
+        encode = self.rmb_encoder("holdings_record")
+        ids = self.ids
+        holdings_id, instance_id = ids.of("holdings"), ids.of("instance")
+        source = self.ds.used("holdings_source")[0]["id"]
+        per = self.c.holdings_per_instance
+        for h in range(self.c.holdings):
+            location = self.holdings_location(h)["id"]
+            yield encode({
+                "id": holdings_id(h),
+                "_version": 1,
+                "hrid": ids.holdings_hrid(h),
+                "instanceId": instance_id(h // per),
+                "permanentLocationId": location,
+                "effectiveLocationId": location,
+                "sourceId": source,
+                "callNumber": self.call_number(h // per),
+                "holdingsStatements": [],
+                "notes": [],
+                "metadata": self.metadata,
+            })
+
+    def item(self) -> Iterator[str]:
+        encode = self.rmb_encoder("item")
+        ids, rng = self.ids, self.rng("items")
+        item_id, holdings_id = ids.of("item"), ids.of("holdings")
+        materials = [m["id"] for m in self.ds.used("material_types")]
+        loan_type = self.ds.used("loan_type")[0]["id"]
+        per_holding, per_instance = self.c.items_per_holding, self.c.holdings_per_instance
+        loaned = self.c.loans  # items [0, loans) are lent, in loan order
+        loan_dates = self.loan_dates
+        for g in range(self.c.items):
+            h = g // per_holding
+            call_number = self.call_number(h // per_instance)
+            status = {"name": "Checked out", "date": loan_dates[g][0]} if g < loaned else {"name": "Available", "date": self.now_s}
+            yield encode({
+                "id": item_id(g),
+                "_version": 1,
+                "hrid": ids.item_hrid(g),
+                "barcode": ids.item_barcode(g),
+                "holdingsRecordId": holdings_id(h),
+                "status": status,
+                "materialTypeId": rng.choice(materials),
+                "permanentLoanTypeId": loan_type,
+                "effectiveLocationId": self.holdings_location(h)["id"],
+                "copyNumber": f"c.{g % per_holding + 1}",
+                "effectiveCallNumberComponents": {"callNumber": call_number},
+                "effectiveShelvingOrder": call_number,
+                "discoverySuppress": False,
+                "notes": [],
+                "circulationNotes": [],
+                "metadata": self.metadata,
+            })
+
+    # -- SRS ---------------------------------------------------------------------------------------
+    @property
+    def snapshot_id(self) -> str:
+        return self.ids.of("snapshot")(0)
+
+    def snapshots_lb(self) -> Iterator[str]:
+        yield self.values_encoder("snapshots_lb")(
+            {"id": self.snapshot_id, "status": "COMMITTED", "processing_started_date": self.now_s}
+        )
+
+    def marc_fields(self, i: int) -> list[tuple[str, str | tuple[str, str, list[tuple[str, str]]]]]:
+        """Instance i as MARC fields: control fields as text, data fields as (ind1, ind2, subfields)."""
+        b, ids = self.books[i], self.ids
+        return [
+            ("001", ids.instance_hrid(i)),
+            ("005", self.marc_005),
+            ("008", f"{self.now:%y%m%d}s{b.year}    xxu                 eng d"),
+            ("020", (" ", " ", [("a", b.isbn.replace("-", ""))])),
+            ("100", ("1", " ", [("a", b.author)])),
+            ("245", ("1", "0", [("a", b.title)])),
+            ("264", (" ", "1", [("a", b.place), ("b", b.publisher), ("c", str(b.year))])),
+            ("999", ("f", "f", [("i", ids.of("instance")(i)), ("s", ids.of("srs_record")(i))])),
+        ]
+
+    @cached_property
+    def marc_005(self) -> str:
+        return f"{self.now:%Y%m%d%H%M%S}.0"
+
+    @staticmethod
+    def iso2709(fields: list) -> tuple[str, str]:
+        """(leader, raw record) in ISO 2709, as mod-source-record-storage keeps raw MARC."""
+        directory, data, offset = [], [], 0
+        for tag, value in fields:
+            body = value if isinstance(value, str) else value[0] + value[1] + "".join(f"\x1f{c}{v}" for c, v in value[2])
+            size = len(body.encode()) + 1
+            directory.append(f"{tag}{size:04d}{offset:05d}")
+            data.append(body)
+            offset += size
+        base = 24 + 12 * len(fields) + 1
+        leader = f"{base + offset + 1:05d}nam a22{base:05d} i 4500"  # "a": UTF-8
+        return leader, leader + "".join(directory) + "\x1e" + "\x1e".join(data) + "\x1e\x1d"
+
+    @staticmethod
+    def parsed(leader: str, fields: list) -> str:
+        """Parsed MARC JSON text (marc_records_lb.content): the HRID in 001, instance and record ids in 999 ff.
+        Written directly as text: it is the largest record, and json.dumps of its nesting is the slowest step."""
+        q = _quote
+        parts = []
+        for tag, value in fields:
+            if isinstance(value, str):
+                parts.append(f'{{"{tag}":{q(value)}}}')
+            else:
+                subfields = ",".join(f'{{"{c}":{q(v)}}}' for c, v in value[2])
+                parts.append(f'{{"{tag}":{{"subfields":[{subfields}],"ind1":{q(value[0])},"ind2":{q(value[1])}}}}}')
+        return f'{{"leader":{q(leader)},"fields":[{",".join(parts)}]}}'
+
+    def records_lb(self) -> Iterator[str]:
+        encode = self.values_encoder("records_lb")
+        ids = self.ids
+        srs_id, instance_id = ids.of("srs_record"), ids.of("instance")
+        if tuple(self.columns["records_lb"]) == SRS_RECORD_COLUMNS:  # the usual layout: one f-string a row
+            fixed = f"\t{self.snapshot_id}\t"
+            tail = f"\tf\t{self.now_s}\t{self.now_s}\t"
+            for i in range(self.c.instances):
+                rid = srs_id(i)
+                yield (f"{rid}{fixed}{rid}\t0\tMARC_BIB\t{instance_id(i)}\tACTUAL\tn\t{i}{tail}"
+                       f"{ids.instance_hrid(i)}\n")
+            return
+        for i in range(self.c.instances):
+            rid = srs_id(i)
+            yield encode({
+                "id": rid, "snapshot_id": self.snapshot_id, "matched_id": rid, "generation": 0, "record_type": "MARC_BIB",
+                "external_id": instance_id(i), "state": "ACTUAL", "leader_record_status": "n", "order": i,
+                "suppress_discovery": False, "created_date": self.now_s, "updated_date": self.now_s,
+                "external_hrid": ids.instance_hrid(i),
+            })
+
+    def raw_records_lb(self) -> Iterator[str]:
+        encode = self.values_encoder("raw_records_lb")
+        srs_id = self.ids.of("srs_record")
+        leaders = self.leaders = []  # the parsed records repeat them: computed once
+        for i in range(self.c.instances):
+            leader, raw = self.iso2709(self.marc_fields(i))
+            leaders.append(leader)
+            yield encode({"id": srs_id(i), "content": raw})
+
+    def marc_records_lb(self) -> Iterator[str]:
+        assert tuple(self.columns["marc_records_lb"]) == ("id", "content")
+        srs_id = self.ids.of("srs_record")
+        for i in range(self.c.instances):
+            fields = self.marc_fields(i)
+            leader = self.leaders[i] if self.leaders else self.iso2709(fields)[0]
+            yield f"{srs_id(i)}\t{self.parsed(leader, fields).replace(chr(92), chr(92) * 2)}\n"
+
+    # -- circulation -------------------------------------------------------------------------------
+    @cached_property
+    def loan_dates(self) -> list[tuple[str, str]]:
+        """(loanDate, dueDate) of every seeded loan: lent in the last two weeks, due per the loan policy."""
+        rng = self.rng("loans")
+        policy = self.ds.used("loan_policy")[0].get("loansPolicy", {})
+        period = policy.get("period") if policy.get("profileId", "Rolling") == "Rolling" else None
+        term = _INTERVALS[period["intervalId"]] * period["duration"] if period else timedelta(days=28)
+        out = []
+        for _ in range(self.c.loans):
+            lent = self.now - timedelta(days=rng.randint(1, 13), minutes=rng.randint(0, 600))
+            out.append((lent.isoformat(timespec="milliseconds"), (lent + term).isoformat(timespec="milliseconds")))
+        return out
+
+    def loan_record(self, j: int, user: int, item: int) -> dict:
+        ids = self.ids
+        location = self.holdings_location(item // self.c.items_per_holding)
+        loan_date, due_date = self.loan_dates[j]
+        return {
+            "id": ids.of("loan")(j),
+            "userId": ids.of("user")(user),
+            "itemId": ids.of("item")(item),
+            "itemEffectiveLocationIdAtCheckOut": location["id"],
+            "status": {"name": "Open"},
+            "loanDate": loan_date,
+            "dueDate": due_date,
+            "action": "checkedout",
+            "itemStatus": "Checked out",
+            "renewalCount": 0,
+            "loanPolicyId": self.ds.used("loan_policy")[0]["id"],
+            "overdueFinePolicyId": self.ds.used("overdue_fine_policy")[0]["id"],
+            "lostItemPolicyId": self.ds.used("lost_item_fee_policy")[0]["id"],
+            "checkoutServicePointId": location["primaryServicePoint"],
+            "patronGroupIdAtCheckout": self.people[user].group,
+            "metadata": self.metadata,
+        }
+
+    def loan(self) -> Iterator[str]:
+        encode = self.rmb_encoder("loan")
+        for j, (user, item) in enumerate(self.borrowers()):
+            yield encode(self.loan_record(j, user, item))
+
+    def audit_loan(self) -> Iterator[str]:
+        """What RMB's audit trigger writes for each inserted loan (used when triggers are bypassed)."""
+        encode = self.plain_encoder("audit_loan")
+        audit_id = self.ids.of("audit_loan")
+        for j, (user, item) in enumerate(self.borrowers()):
+            yield encode({"id": audit_id(j), "loan": self.loan_record(j, user, item), "operation": "I",
+                          "createdDate": self.now_s})
+
+    def plain_encoder(self, key: str) -> Callable[[dict], str]:
+        assert tuple(self.columns[key]) == ("id", "jsonb")
+        return lambda r: f"{r['id']}\t{json_text(r)}\n"
+
+    def patron_action_session(self) -> Iterator[str]:
+        encode = self.rmb_encoder("patron_action_session")
+        ids = self.ids
+        session_id, loan_id, user_id = ids.of("session"), ids.of("loan"), ids.of("user")
+        for j, (user, _) in enumerate(self.borrowers()):
+            yield encode({"id": session_id(j), "patronId": user_id(user), "loanId": loan_id(j), "actionType": "Check-out",
+                          "metadata": self.metadata})
+
+    def request(self) -> Iterator[str]:
+        encode = self.rmb_encoder("request")
+        ids, rng = self.ids, self.rng("requests")
+        pickups = self.ds.used("pickup_service_points")
+        per_holding, per_instance = self.c.items_per_holding, self.c.holdings_per_instance
+        for r in range(self.c.open_requests):
+            item = r * self.c.loans // self.c.open_requests  # spread over the checked-out items
+            holdings = item // per_holding
+            instance = holdings // per_instance
+            requester = self.c.users - 1 - r
+            person, book, pickup = self.people[requester], self.books[instance], pickups[r % len(pickups)]
+            requested = self.now - timedelta(hours=rng.randint(1, 240))
+            call_number = self.call_number(instance)
+            yield encode({
+                "id": ids.of("request")(r),
+                "requestLevel": "Item",
+                "requestType": "Hold",
+                "requestDate": requested.isoformat(timespec="milliseconds"),
+                "requestExpirationDate": (self.now + timedelta(days=60)).isoformat(timespec="milliseconds"),
+                "requesterId": ids.of("user")(requester),
+                "itemId": ids.of("item")(item),
+                "holdingsRecordId": ids.of("holdings")(holdings),
+                "instanceId": ids.of("instance")(instance),
+                "status": "Open - Not yet filled",
+                "position": 1,
+                "fulfillmentPreference": "Hold Shelf",
+                "pickupServicePointId": pickup["id"],
+                "instance": {"title": book.title, "identifiers": [{"identifierTypeId": ISBN_TYPE, "value": book.isbn}]},
+                "item": {"barcode": ids.item_barcode(item)},
+                "requester": {"barcode": ids.user_barcode(requester), "firstName": person.first, "lastName": person.last,
+                              **({"middleName": person.middle} if person.middle else {})},
+                "searchIndex": {"callNumberComponents": {"callNumber": call_number}, "shelvingOrder": call_number,
+                                "pickupServicePointName": pickup["name"]},
+                "metadata": self.metadata,
+            })
+
+
+def produce(job: Job, send: Callable[[tuple], None]) -> None:
+    """Generate the job's tables in order and hand them to `send` in chunks."""
+    gen = Generator(job)
+    for key, _ in job.tables:
+        send(("begin", key, job.rows(key)))
+        buf: list[str] = []
+        size = n = 0
+        for line in getattr(gen, key)():
+            buf.append(line)
+            size += len(line)
+            n += 1
+            if size >= CHUNK_CHARS:
+                send(("rows", key, n, "".join(buf).encode()))
+                buf, size, n = [], 0, 0
+        if buf:
+            send(("rows", key, n, "".join(buf).encode()))
+        send(("end", key))
+    send(("done",))
+
+
+def child_main(conn) -> None:  # the generator process: receive the job, stream its rows back
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and stops us
+    try:
+        job = conn.recv()
+        produce(job, conn.send)
+    except (BrokenPipeError, EOFError):
+        pass  # the parent stopped listening (error or interrupt): nothing to report
+    except Exception as exc:  # a bug: report it to the parent as one line
+        try:
+            conn.send(("error", f"{type(exc).__name__}: {exc}"))
+        except OSError:
+            pass
+    finally:
+        conn.close()

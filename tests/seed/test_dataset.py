@@ -1,0 +1,161 @@
+"""Dataset specs: the built-ins load, scale and stay apart; bad files are one clear line; records are
+deterministic and in FOLIO's shapes."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from folioperf.seed import dataset, generate
+from folioperf.seed.dataset import DatasetError
+
+from .conftest import run_process
+
+FOLIO_UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[1-5][0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$")
+BUILTINS = ["cico", "holds", "renewals", "rih"]
+KINDS = ["user", "item", "instance", "holdings", "loan", "request", "srs_record"]
+
+
+def test_builtin_datasets_load_with_distinct_prefixes_and_ids():
+    assert dataset.builtin_names() == BUILTINS
+    loaded = [dataset.load(name) for name in BUILTINS]
+    assert len({d.prefix for d in loaded}) == len(loaded)
+    barcodes = {d.ids.item_barcode(0) for d in loaded} | {d.ids.user_barcode(0) for d in loaded}
+    assert len(barcodes) == 2 * len(loaded)
+    prefixes = [d.ids.of(kind).prefix for d in loaded for kind in KINDS]
+    assert len(set(prefixes)) == len(prefixes)
+    for d in loaded:
+        for kind in KINDS:
+            assert FOLIO_UUID.match(d.ids.of(kind)(0)) and FOLIO_UUID.match(d.ids.of(kind)(10**9))
+
+
+def test_workflows_map_to_their_datasets():
+    assert {w: dataset.for_workflow(w) for w in dataset.WORKFLOW_DATASETS} == {
+        "check-in-check-out": "cico", "renew": "renewals", "holds": "holds", "rih": "rih"}
+
+
+def test_scale_multiplies_counts_but_keeps_loans_per_user():
+    renewals = dataset.load("renewals")
+    c = renewals.scaled(0.1)
+    assert c.loans_per_user == (10, 50, 100, 200)
+    assert (c.users, c.instances, c.users_per_loan_count) == (5, 400, 1)
+    assert c.loans == 360 and c.borrowers == 4
+    big = renewals.scaled(10)
+    assert (big.instances, big.users_per_loan_count, big.loans) == (40_000, 100, 36_000)
+
+
+def test_a_scale_with_too_few_items_for_the_loans_is_refused():
+    with pytest.raises(DatasetError) as info:
+        dataset.load("renewals").scaled(0.01)
+    message = str(info.value)
+    assert message.endswith("raise --scale or counts.instances")
+    assert "renewals.toml: counts.instances: at scale 0.01 the 360 loans need 360 items but the dataset has 40" in message
+
+
+def _write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / f"{name}.toml"
+    path.write_text(text)
+    return path
+
+
+BASE = Path(dataset.locate("cico")).read_text()
+
+
+@pytest.mark.parametrize("change, key, reason", [
+    (("users = 5000", "users = 5000\nuser = 3"), "counts.user", "unknown key (expected one of: holdings_per_instance,"),
+    (("users = 5000", "users = -5"), "counts.users", "-5 is less than the minimum of 0"),
+    (("prefix = \"cico\"", "prefix = \"CICO-1\""), "dataset.prefix", "'CICO-1' must be 2-8 lower-case letters and digits"),
+    (("loan_type = \"Can circulate\"", "loan_type = \"Can circulat\""), "records.loan_type",
+     "'Can circulat' is not in reference.loan_types (known: 'Can circulate', 'Course reserves'"),
+    (("locale = \"en_US\"", "locale = \"xx_XX\""), "dataset.locale", "'xx_XX' is not a Faker locale"),
+    (("[records]", "[records]\nlocations = \"Main Library\""), "", "invalid TOML"),
+    (("instances = 25000", "instances = \"many\""), "counts.instances", "'many' is not of type 'integer'"),
+    (("pickup_service_points = [\"Circ Desk 1\"]", "pickup_service_points = [\"Online\"]"), "records.pickup_service_points",
+     "'Online' is not a pickup location"),
+])
+def test_a_bad_dataset_file_is_one_line_naming_file_key_and_reason(tmp_path, change, key, reason):
+    path = _write(tmp_path, "mine", BASE.replace(*change, 1))
+    r = run_process("seed", str(path), "--db", "postgresql://postgres@127.0.0.1:1/none")
+    assert r.returncode == 2
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1, r.stderr
+    expected = f"folioperf: error: {path}: " + (f"{key}: " if key else "")
+    assert lines[0].startswith(expected) and reason in lines[0], lines[0]
+    assert "Traceback" not in r.stderr and r.stdout == ""
+
+
+def test_a_bad_reference_record_in_a_dataset_is_named(tmp_path):
+    path = _write(tmp_path, "mine", BASE + '\n[[reference.loan_types]]\nid = "not-a-uuid"\nname = "Short loan"\n')
+    with pytest.raises(DatasetError, match=r"mine.toml: reference.loan_types\[0\].id: 'not-a-uuid' is not a FOLIO uuid"):
+        dataset.load(str(path))
+    path = _write(tmp_path, "dup", BASE + '\n[[reference.loan_types]]\nid = "2b94c631-fca9-4892-a730-03ee529ffe28"\nname = "Can circulate"\n')
+    with pytest.raises(DatasetError, match=r"reference.loan_types\[0\].name: 'Can circulate' is defined twice"):
+        dataset.load(str(path))
+
+
+def test_unknown_dataset_lists_the_builtins():
+    r = run_process("seed", "nosuch")
+    assert r.returncode == 2
+    assert r.stderr.strip() == ("folioperf: error: unknown dataset 'nosuch': built-in datasets are cico, holds, renewals, rih "
+                                "(or pass a path to a .toml file)")
+
+
+def _generate(name: str, scale: float) -> dict[str, list[str]]:
+    ds = dataset.load(name)
+    counts = ds.scaled(scale)
+    tables = (("users", ("id", "jsonb")), ("instance", ("id", "jsonb")), ("holdings_record", ("id", "jsonb")),
+              ("item", ("id", "jsonb")), ("raw_records_lb", ("id", "content")), ("marc_records_lb", ("id", "content")),
+              ("loan", ("id", "jsonb")), ("request", ("id", "jsonb")))
+    job = generate.Job(ds, counts, tables, "2026-03-02T10:00:00.000+00:00")
+    out: dict[str, list[str]] = {}
+    generate.produce(job, lambda msg: out.setdefault(msg[1], []).extend(msg[3].decode().split("\n")[:-1]) if msg[0] == "rows" else None)
+    return out
+
+
+def _records(lines: list[str]) -> list[dict]:
+    return [json.loads(line.split("\t")[1].replace("\\\\", "\\")) for line in lines]
+
+
+def test_generation_is_deterministic_for_a_seed():
+    first, second = _generate("holds", 0.01), _generate("holds", 0.01)
+    assert first == second
+    other = _generate("cico", 0.01)
+    assert not set(first["item"]) & set(other["item"])
+
+
+def test_records_have_folio_shapes():
+    rows = _generate("holds", 0.01)
+    ds = dataset.load("holds")
+    users, items, loans, requests_ = (_records(rows[k]) for k in ("users", "item", "loan", "request"))
+    instances, holdings = _records(rows["instance"]), _records(rows["holdings_record"])
+    user = users[0]
+    assert user["type"] == "patron" and user["active"] is True and user["barcode"] == "holdu0000000"
+    assert user["personal"]["lastName"] and user["personal"]["firstName"] and "@" in user["personal"]["email"]
+    assert user["personal"]["preferredContactTypeId"] == "002" and user["personal"]["addresses"][0]["primaryAddress"]
+    assert len({u["username"] for u in users}) == len(users) == len({u["barcode"] for u in users})
+    assert all(FOLIO_UUID.match(r["id"]) for r in users + items + loans + requests_ + instances + holdings)
+    # every item is Available except the lent ones, which are Checked out with an open loan
+    lent = {loan["itemId"] for loan in loans}
+    assert {i["id"] for i in items if i["status"]["name"] == "Checked out"} == lent
+    assert {i["status"]["name"] for i in items if i["id"] not in lent} == {"Available"}
+    loan = loans[0]
+    assert loan["status"] == {"name": "Open"} and loan["action"] == "checkedout" and loan["itemStatus"] == "Checked out"
+    assert loan["loanPolicyId"] == ds.used("loan_policy")[0]["id"] and loan["renewalCount"] == 0
+    assert loan["dueDate"] > loan["loanDate"]
+    # holdings link items to instances; requests are open Holds on lent items
+    holdings_ids = {h["id"] for h in holdings}
+    assert all(i["holdingsRecordId"] in holdings_ids for i in items)
+    assert all(r["status"] == "Open - Not yet filled" and r["requestType"] == "Hold" and r["itemId"] in lent for r in requests_)
+    assert not {r["requesterId"] for r in requests_} & {loan["userId"] for loan in loans}
+    # SRS: raw ISO 2709 and parsed MARC with the HRID in 001 and the ids in 999 ff
+    raw = rows["raw_records_lb"][0].split("\t")[1]
+    assert raw.endswith("\x1e\x1d") and int(raw[:5]) == len(raw.encode())
+    marc = json.loads(rows["marc_records_lb"][0].split("\t")[1].replace("\\\\", "\\"))
+    fields = {tag: value for f in marc["fields"] for tag, value in f.items()}
+    assert fields["001"] == instances[0]["hrid"] == "holdin00000000000"
+    assert fields["999"]["ind1"] == fields["999"]["ind2"] == "f"
+    assert fields["999"]["subfields"][0] == {"i": instances[0]["id"]}
+    assert fields["245"]["subfields"][0]["a"] == instances[0]["title"]
