@@ -9,7 +9,20 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-_EXPORTS: dict[str, str] = {}
+_EXPORTS: dict[str, str] = {
+    # writing a workflow
+    "Workflow": "folioperf.workflow",
+    "Option": "folioperf.workflow",
+    "FolioUser": "folioperf.workflow",
+    "FolioTaskSet": "folioperf.workflow",
+    "FolioSequentialTaskSet": "folioperf.workflow",
+    "task": "folioperf.workflow",
+    # talking to FOLIO (workflows and tools)
+    "Okapi": "folioperf.okapi",
+    "Credentials": "folioperf.okapi",
+    "CallFailed": "folioperf.okapi",
+    "LoginFailed": "folioperf.okapi",
+}
 
 __all__ = ["__version__", *_EXPORTS]
 

@@ -1,0 +1,345 @@
+"""The workflow plugin API: what a workflow declares, the TaskSet it runs in, and where folioperf finds it.
+
+A workflow module (built in under `workflows/`, in a third-party package, or any `.py` file):
+
+    from folioperf import FolioSequentialTaskSet, FolioUser, Option, Workflow, task
+
+    class CheckOut(FolioSequentialTaskSet):
+        @task
+        def check_out(self):
+            user = self.pools.acquire("users")                 # shared: no release needed
+            item = self.pools.acquire("available_items")       # exclusive: this user's alone
+            with self.transaction("Check-out"):                # one "Transaction" row: the calls' summed time
+                self.okapi.get("/users", params={"query": f'(barcode=="{user["barcode"]}")'})
+                self.think(1, 3)                               # x --think-time; not part of the transaction
+                self.okapi.post("/circulation/check-out-by-barcode", json={...}, expect=(201,))
+            self.pools.release(item, to="checked_out_items")
+
+    workflow = Workflow(
+        name="check-out", description="Check out items (PTF CICO, check-out half)", taskset=CheckOut,
+        dataset="cico", pools={"users": "shared", "available_items": "exclusive", "checked_out_items": "exclusive"},
+        transactions=("Check-out",), options=(Option("loans-per-user", default=10, type=int, help="..."),),
+    )
+
+    class CheckOutUser(FolioUser):        # lets plain `locust -f this_file.py` run it
+        workflow = workflow
+
+`folioperf run NAME` and `locust -f folioperf/locustfile.py --workflow NAME|path.py` find it through the
+registry: built-ins (the package `folioperf.workflows`), the entry-point group `folioperf.workflows`
+(`name = "package.module:workflow"`), or a file path. A failed call raises `CallFailed` (already recorded);
+folioperf's TaskSets end the task there and return the entries the user held to their pools.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata
+import importlib.util
+import logging
+import pkgutil
+import random
+import re
+import sys
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from types import MappingProxyType, SimpleNamespace
+from typing import Any, Callable, ContextManager, Mapping, Sequence
+
+import gevent
+from locust import SequentialTaskSet, TaskSet, task
+from locust.contrib.fasthttp import FastHttpUser
+from locust.exception import InterruptTaskSet, RescheduleTask, RescheduleTaskImmediately, StopUser
+from locust.user.task import LOCUST_STATE_WAITING
+from locust.user.wait_time import constant_pacing
+
+from folioperf import plugin  # folioperf's Locust options and listeners, registered once per process
+from folioperf.errors import FolioperfError
+from folioperf.okapi import CallFailed, Okapi, Transaction
+from folioperf.pools import MODES, UserPools
+
+__all__ = ["Option", "Workflow", "FolioUser", "FolioTaskSet", "FolioSequentialTaskSet", "task",
+           "ENTRY_POINT_GROUP", "Registered", "registered", "find_workflow", "load_workflow_file"]
+
+log = logging.getLogger("folioperf")
+
+ENTRY_POINT_GROUP = "folioperf.workflows"
+NAME = re.compile(r"^[a-z][a-z0-9-]*$")
+IDLE_SECONDS = 3600.0  # how long a user that cannot go on waits for the run to be stopped
+
+
+@dataclass(frozen=True)
+class Option:
+    """A workflow option: `--NAME VALUE` on Locust's (and folioperf's) command line, `NAME = VALUE` in
+    locust.conf, `FOLIOPERF_NAME` in the environment; the workflow reads `self.options.<name_with_underscores>`.
+    `type` converts the text given (int, float, or any function raising ValueError with a reason)."""
+
+    name: str
+    default: Any = None
+    help: str = ""
+    type: Callable[[str], Any] = str
+    choices: tuple[Any, ...] | None = None
+
+    def __post_init__(self) -> None:
+        if not NAME.match(self.name):
+            raise ValueError(f"option name {self.name!r}: use lower-case letters, digits and '-'")
+        if self.choices is not None:
+            object.__setattr__(self, "choices", tuple(self.choices))
+
+    @property
+    def dest(self) -> str:
+        return self.name.replace("-", "_")
+
+    @property
+    def flag(self) -> str:
+        return f"--{self.name}"
+
+    @property
+    def env_var(self) -> str:
+        return f"FOLIOPERF_{self.dest.upper()}"
+
+    def value(self, given: Any) -> Any:
+        """The typed value for what was given (None: the default); one-line errors for bad input."""
+        if given is None or given == "":  # Locust's web form sends "" for an option left empty
+            return self.default
+        value = given
+        if isinstance(given, str):
+            try:
+                value = self.type(given)
+            except (TypeError, ValueError) as exc:
+                raise FolioperfError(f"{self.flag} {given!r}: {exc}") from None
+        if self.choices is not None and value not in self.choices:
+            raise FolioperfError(f"{self.flag} must be one of {', '.join(map(str, self.choices))}, not {given!r}")
+        return value
+
+
+@dataclass(frozen=True, eq=False)
+class Workflow:
+    """A workflow's metadata and the TaskSet that runs it.
+
+    - `dataset`: the dataset (`folioperf seed DATASET`) whose data the workflow needs;
+    - `pools`: pool name -> mode (`shared`, `exclusive`, `once`; see folioperf.pools);
+    - `transactions`: the names its `self.transaction(...)` blocks record, as reports list them;
+    - `pacing`: seconds from one task start to the next per user (scaled by --think-time), None = back to back;
+    - `spawn_rate`: users started per second unless the run says otherwise (holds: 0.1, one user per 10 s);
+    - `load_pools(okapi, options)`: where the pools come from when no pools file is given (run once, on
+      the master, with a logged-in `Okapi` over a plain requests session).
+    """
+
+    name: str
+    description: str
+    taskset: type[TaskSet]
+    dataset: str | None = None
+    pools: Mapping[str, str] = field(default_factory=dict)
+    transactions: tuple[str, ...] = ()
+    options: tuple[Option, ...] = ()
+    pacing: float | None = None
+    spawn_rate: float | None = None
+    load_pools: Callable[[Okapi, SimpleNamespace], Mapping[str, Sequence[dict]]] | None = None
+
+    def __post_init__(self) -> None:
+        if not NAME.match(self.name):
+            raise ValueError(f"workflow name {self.name!r}: use lower-case letters, digits and '-'")
+        if not (isinstance(self.taskset, type) and issubclass(self.taskset, TaskSet)):
+            raise TypeError(f"workflow {self.name}: taskset must be a TaskSet class")
+        bad = {n: m for n, m in self.pools.items() if m not in MODES}
+        if bad:
+            raise ValueError(f"workflow {self.name}: pool modes must be {', '.join(MODES)}: {bad}")
+        names = [o.name for o in self.options]
+        if len(set(names)) != len(names):
+            raise ValueError(f"workflow {self.name}: option names repeat: {names}")
+        for attr, low in (("pacing", 0), ("spawn_rate", 0)):
+            value = getattr(self, attr)
+            if value is not None and value <= low:
+                raise ValueError(f"workflow {self.name}: {attr} must be positive")
+        object.__setattr__(self, "pools", MappingProxyType(dict(self.pools)))
+        object.__setattr__(self, "transactions", tuple(self.transactions))
+        object.__setattr__(self, "options", tuple(self.options))
+
+    def option_values(self, parsed: Any) -> SimpleNamespace:
+        """This workflow's option values from Locust's parsed options (or any object/mapping of them)."""
+        get = parsed.get if isinstance(parsed, Mapping) else (lambda key: getattr(parsed, key, None))
+        return SimpleNamespace(**{o.dest: o.value(get(o.dest)) for o in self.options})
+
+
+class FolioUser(FastHttpUser):
+    """A Locust user running one workflow. Subclass it with `workflow = <Workflow>` (its tasks follow);
+    folioperf's own locustfile leaves `workflow` unset and takes it from `--workflow`.
+
+    Each user has `okapi` (logged in per user, or sharing one login per process with `--login shared`),
+    `pools` (what it holds) and `options` (the workflow's option values).
+    """
+
+    abstract = True
+    workflow: Workflow | None = None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._chosen_by_option = cls.workflow is None
+        if cls.workflow is not None:
+            if not isinstance(cls.workflow, Workflow):
+                raise TypeError(f"{cls.__name__}.workflow must be a folioperf Workflow")
+            cls.tasks = [cls.workflow.taskset]
+
+    def __init__(self, environment: Any) -> None:
+        super().__init__(environment)
+        run = plugin.run_of(environment)
+        self.okapi: Okapi = run.okapi(self.client)
+        self.pools = UserPools(run.store)
+        self.options: SimpleNamespace = run.options[self.workflow.name]
+        self.think_time: float = run.settings.think_time
+
+    def wait_time(self) -> float:
+        pacing = (self.workflow.pacing or 0) * self.think_time
+        return constant_pacing(pacing)(self) if pacing > 0 else 0
+
+    def on_stop(self) -> None:
+        self.pools.release_all()
+
+
+class _FolioTasks:
+    """What folioperf's TaskSets add to Locust's."""
+
+    user: FolioUser
+
+    @property
+    def okapi(self) -> Okapi:
+        return self.user.okapi
+
+    @property
+    def pools(self) -> UserPools:
+        return self.user.pools
+
+    @property
+    def options(self) -> SimpleNamespace:
+        return self.user.options
+
+    def transaction(self, name: str) -> ContextManager[Transaction]:
+        """`with self.transaction("Check-out"):` records the enclosed calls as one business transaction."""
+        return self.user.okapi.transaction(name)
+
+    def think(self, low: float, high: float | None = None) -> None:
+        """Pause like a librarian would: `low`..`high` seconds (PTF's values), times --think-time."""
+        seconds = random.uniform(low, low if high is None else high) * self.user.think_time
+        if seconds > 0:
+            gevent.sleep(seconds)
+
+    def execute_task(self, task: Any) -> None:
+        try:
+            super().execute_task(task)  # type: ignore[misc]
+        except (RescheduleTask, RescheduleTaskImmediately, InterruptTaskSet, StopUser):
+            raise  # Locust's own flow control, not a failure
+        except CallFailed:
+            self.pools.release_all()  # recorded already; this task is over, the user carries on
+        except Exception as exc:
+            self.pools.release_all()
+            if not getattr(exc, "stops_run", False):
+                raise
+            # An exhausted pool, a refused login: no user can go on. Rather than end (Locust does not
+            # expect users to vanish while it stops them), idle where a stopping runner ends users at once.
+            plugin.stop_run(self.user.environment, str(exc), getattr(exc, "exit_code", 1))
+            self.user._state = LOCUST_STATE_WAITING
+            gevent.sleep(IDLE_SECONDS)
+
+
+class FolioTaskSet(_FolioTasks, TaskSet):
+    """A TaskSet with `self.okapi`, `self.pools`, `self.options`, `self.think()` and `self.transaction()`."""
+
+
+class FolioSequentialTaskSet(_FolioTasks, SequentialTaskSet):
+    """The same, running its tasks in declaration order (where the order of steps matters)."""
+
+
+# -- the registry ---------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Registered:
+    workflow: Workflow
+    source: str  # "built-in", "plugin <distribution> (<module:attribute>)" or "file <path>"
+
+
+def _workflow_in(obj: Any) -> Any:
+    """An entry point names a Workflow (`pkg.module:workflow`) or a module defining `workflow`."""
+    return obj if isinstance(obj, Workflow) else getattr(obj, "workflow", None)
+
+
+@cache
+def registered() -> tuple[dict[str, Registered], tuple[str, ...]]:
+    """(name -> workflow, problems): built-ins first, then entry points. A plugin that fails to load is
+    reported in `problems` and left out; it does not stop the others."""
+    import folioperf.workflows as builtin
+
+    found: dict[str, Registered] = {}
+    problems: list[str] = []
+
+    def add(workflow: Any, source: str) -> None:
+        if not isinstance(workflow, Workflow):
+            problems.append(f"{source}: defines no folioperf Workflow")
+        elif workflow.name in found:
+            problems.append(f"{source}: workflow name {workflow.name!r} is taken by {found[workflow.name].source}")
+        else:
+            found[workflow.name] = Registered(workflow, source)
+
+    for info in pkgutil.iter_modules(builtin.__path__):
+        if info.name.startswith("_"):
+            continue
+        try:
+            module = importlib.import_module(f"{builtin.__name__}.{info.name}")
+        except Exception as exc:
+            problems.append(f"built-in module {info.name}: {type(exc).__name__}: {exc}")
+            continue
+        if hasattr(module, "workflow"):
+            add(module.workflow, "built-in")
+    for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+        source = f"plugin {ep.dist.name if ep.dist else '?'} ({ep.value})"
+        try:
+            add(_workflow_in(ep.load()), source)
+        except Exception as exc:
+            problems.append(f"{source}: {type(exc).__name__}: {exc}")
+    return found, tuple(problems)
+
+
+def is_path(spec: str) -> bool:
+    return spec.endswith(".py") or "/" in spec or "\\" in spec
+
+
+def find_workflow(spec: str) -> Workflow:
+    """A workflow by name, or from a `.py` file given by path."""
+    if is_path(spec):
+        return load_workflow_file(spec)
+    found, problems = registered()
+    if spec in found:
+        return found[spec].workflow
+    hint = f" ({len(problems)} plugin(s) failed to load: `folioperf workflows` shows why)" if problems else ""
+    raise FolioperfError(f"unknown workflow {spec!r}; known: {', '.join(sorted(found)) or 'none'}{hint}")
+
+
+@cache
+def _load_file(path: Path) -> Workflow:
+    stem = re.sub(r"\W", "_", path.stem)
+    module_name = f"folioperf_workflow_file_{stem}_{abs(hash(path)) % 10**8}"
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    if spec is None or spec.loader is None:
+        raise FolioperfError(f"cannot load workflow file {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    sys.path.insert(0, str(path.parent))  # so it can import modules beside it, as Locust allows locustfiles
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:
+        del sys.modules[module_name]
+        raise FolioperfError(f"cannot load workflow file {path}: {type(exc).__name__}: {exc}") from None
+    finally:
+        sys.path.remove(str(path.parent))
+    workflow = getattr(module, "workflow", None)
+    if not isinstance(workflow, Workflow):
+        raise FolioperfError(f"{path} defines no workflow (expected a module-level `workflow = Workflow(...)`)")
+    return workflow
+
+
+def load_workflow_file(spec: str) -> Workflow:
+    path = Path(spec).expanduser().resolve()
+    if not path.is_file():
+        raise FolioperfError(f"workflow file {spec} does not exist")
+    return _load_file(path)
+

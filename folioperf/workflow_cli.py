@@ -1,0 +1,50 @@
+"""`folioperf workflows [NAME|FILE]`: the registered workflows, or one workflow's transactions, data and
+options. Arguments here; the handler imports the registry (and with it Locust) only when chosen."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def add_commands(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("workflows", help="list the workflows folioperf can run, or describe one",
+                       description="Built-in workflows, those of installed plugins (entry-point group "
+                                   "folioperf.workflows), or the one in a .py file given by path.")
+    p.add_argument("workflow", nargs="?", metavar="NAME|FILE", help="describe this workflow")
+    p.set_defaults(handler="folioperf.workflow_cli:show")
+
+
+def show(args: argparse.Namespace) -> int:
+    from folioperf.workflow import find_workflow, is_path, registered
+
+    found, problems = registered()
+    if args.workflow is None:
+        if not found:
+            print("no workflows registered")
+        width = max((len(name) for name in found), default=0)
+        for name in sorted(found):
+            entry = found[name]
+            print(f"{name:<{width}}  {entry.workflow.description}  [{entry.source}]")
+        for problem in problems:
+            print(f"folioperf: warning: {problem}", file=sys.stderr)
+        return 0
+    workflow = find_workflow(args.workflow)
+    source = f"file {args.workflow}" if is_path(args.workflow) else found[workflow.name].source
+    lines = [f"{workflow.name}: {workflow.description}", f"  source:       {source}",
+             f"  dataset:      {workflow.dataset or '-'}",
+             f"  transactions: {', '.join(workflow.transactions) or '-'}"]
+    if workflow.pacing:
+        lines.append(f"  pacing:       one iteration per {workflow.pacing:g} s per user (x --think-time)")
+    if workflow.spawn_rate:
+        lines.append(f"  ramp-up:      {workflow.spawn_rate:g} users/s (one user every {1 / workflow.spawn_rate:g} s)")
+    lines.append("  pools:" + ("" if workflow.pools else "        -"))
+    width = max((len(name) for name in workflow.pools), default=0)
+    lines += [f"    {name:<{width}}  {mode}" for name, mode in workflow.pools.items()]
+    lines.append("  options:" + ("" if workflow.options else "      -"))
+    for option in workflow.options:
+        choices = f" {{{','.join(map(str, option.choices))}}}" if option.choices else ""
+        default = "" if option.default is None else f" (default {option.default})"
+        lines.append(f"    {option.flag}{choices}{default}  {option.help}".rstrip())
+    print("\n".join(lines))
+    return 0

@@ -1,0 +1,73 @@
+"""Real `locust` runs for tests: a subprocess in its own directory, its stats (--json-file) and failures
+(--csv) read back. The pytest process never imports Locust (it would gevent-patch pytest itself)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import socket
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+LOCUSTFILE = REPO / "folioperf" / "locustfile.py"
+FIXTURES = REPO / "tests" / "fixtures"
+WORKFLOWS = FIXTURES / "workflows"
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    """The environment without the caller's FOLIOPERF_*/LOCUST_* settings, plus `extra`."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("FOLIOPERF_", "LOCUST_"))}
+    env.update(extra)
+    return env
+
+
+def locust_command(*args: str) -> list[str]:
+    return [sys.executable, "-m", "locust", *args]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class LocustRun:
+    returncode: int
+    stdout: str
+    stderr: str
+    out: Path
+
+    @property
+    def output(self) -> str:
+        log = self.out / "locust.log"
+        return self.stdout + self.stderr + (log.read_text() if log.exists() else "")
+
+    def stats(self) -> dict[tuple[str, str], dict]:
+        """(type, name) -> Locust's final stats entry (num_requests, num_failures, total_response_time...)."""
+        return {(e["method"], e["name"]): e for e in json.loads((self.out / "stats.json").read_text())}
+
+    def count(self, type_: str, name: str) -> int:
+        entry = self.stats().get((type_, name))
+        return entry["num_requests"] if entry else 0
+
+    def failures(self) -> list[dict[str, str]]:
+        with open(self.out / "run_failures.csv", newline="") as f:
+            return list(csv.DictReader(f))
+
+
+def locust_args(out: Path) -> list[str]:
+    """Outputs every run writes: CSV, final stats as JSON, the HTML report."""
+    return ["--headless", "--only-summary", "--csv", str(out / "run"), "--json-file", str(out / "stats"),
+            "--html", str(out / "report.html")]
+
+
+def run_locust(args: list[str], out: Path, env: dict[str, str], timeout: float = 90) -> LocustRun:
+    out.mkdir(parents=True, exist_ok=True)
+    proc = subprocess.run(locust_command(*locust_args(out), *args), cwd=out, env=env, capture_output=True,
+                          text=True, timeout=timeout)
+    return LocustRun(proc.returncode, proc.stdout, proc.stderr, out)
