@@ -1,0 +1,384 @@
+"""The results directory: the one place that writes and reads its format.
+
+    results/<UTC yyyymmddTHHMMSSZ>-<workflow>-<N>u/
+        run.json         what ran, against what, when, with which flags (format folioperf-results/1)
+        stats.json       per transaction and API: counts, latencies (ms), requests/s, HdrHistogram
+        timeseries.csv   time,type,name,count,failures,avg_ms,p50_ms,p95_ms — one row per 10 s window
+        failures.csv     type,name,error,occurrences
+        report.html      Locust's HTML report (when given)
+        db.json          database observations (when given)
+
+`write` puts everything into a hidden sibling directory and renames it into place, so a directory with
+the final name is always complete; an existing name gets a suffix (-2, -3, ...). Every string it writes
+passes through redaction: the secrets it is given (in the forms JSON, HTML and URLs encode them to) and
+anything shaped like a JWT become "***". `load` reads a directory back for reports.
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import io
+import json
+import os
+import platform
+import re
+import shutil
+import sys
+import tempfile
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, quote_plus
+
+from folioperf.errors import FolioperfError
+from folioperf.metrics import Entry, EntryLookup, Failure, Snapshot, Window, entry_order
+
+RUN_FORMAT = "folioperf-results/1"
+STATS_FORMAT = "folioperf-stats/1"
+TIMESERIES_COLUMNS = ("time", "type", "name", "count", "failures", "avg_ms", "p50_ms", "p95_ms")
+FAILURES_COLUMNS = ("type", "name", "error", "occurrences")
+REDACTED = "***"
+_JWT = re.compile(r"eyJ[\w-]{4,}\.[\w-]{4,}\.[\w-]*")
+_ENTRY_FIELDS = ("count", "failures", "avg", "min", "max", "p50", "p75", "p90", "p95", "p99", "rps")
+
+
+@dataclass(frozen=True)
+class Target:
+    url: str
+    tenant: str
+    sandbox: bool
+    modules: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Flags:
+    cpu_saturated: bool = False
+    rate_missed: bool = False
+    worker_lost: bool = False
+    interrupted: bool = False
+
+
+def current_versions() -> dict[str, str]:
+    from folioperf import __version__
+
+    return {
+        "folioperf": __version__,
+        "locust": metadata.version("locust"),
+        "python": platform.python_version(),
+    }
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """run.json. `start`/`end` are timezone-aware; `duration_s` is the requested duration."""
+
+    workflow: str
+    users: int
+    target: Target
+    start: datetime
+    end: datetime
+    description: str = ""
+    options: Mapping[str, Any] = field(default_factory=dict)
+    tag: str | None = None
+    ramp_up_s: float | None = None
+    spawn_rate: float | None = None
+    duration_s: float | None = None
+    rate: float | None = None
+    workers: int = 0
+    peak_cpu_percent: float | None = None
+    flags: Flags = Flags()
+    exit_code: int = 0
+    versions: Mapping[str, str] = field(default_factory=current_versions)
+
+    @property
+    def elapsed_s(self) -> float:
+        return round((self.end - self.start).total_seconds(), 3)
+
+
+@dataclass(frozen=True)
+class Results(EntryLookup):
+    """A results directory read back: `entry(type, name)`, `transactions()`, `apis()`, `scheduled()`,
+    `windows(type, name)`; each entry decodes its histogram when asked (`entry.buckets`, `percentile`)."""
+
+    path: Path
+    run: RunInfo
+    entries: tuple[Entry, ...]
+    timeseries: tuple[Window, ...]
+    failures: tuple[Failure, ...]
+    db: Mapping[str, Any] | None
+
+    @property
+    def report_html(self) -> Path | None:
+        path = self.path / "report.html"
+        return path if path.is_file() else None
+
+    def windows(self, type: str, name: str) -> list[Window]:
+        return [w for w in self.timeseries if w.type == type and w.name == name]
+
+
+def results_dir_name(start: datetime, workflow: str, users: int) -> str:
+    """`<UTC yyyymmddTHHMMSSZ>-<workflow>-<N>u`; characters unsafe in a file name become '-'."""
+    if start.tzinfo is None:
+        raise ValueError("start must be timezone-aware")
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "-", workflow).strip("-.") or "workflow"
+    return f"{start.astimezone(timezone.utc):%Y%m%dT%H%M%SZ}-{safe}-{users}u"
+
+
+# ---------------------------------------------------------------------------------------------------
+# Writing
+
+
+class _Redactor:
+    def __init__(self, secrets: Iterable[str]) -> None:
+        forms: set[str] = set()
+        for secret in secrets:
+            if not secret:
+                continue
+            as_json = json.dumps(secret)[1:-1]
+            forms.update({
+                secret, json.dumps(secret, ensure_ascii=False)[1:-1], as_json,
+                # Jinja's tojson (Locust's HTML report) also escapes < > & '
+                as_json.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026").replace("'", "\\u0027"),
+                html.escape(secret), html.escape(secret, quote=False), quote(secret, safe=""), quote_plus(secret),
+            })
+        self._forms = sorted(forms, key=len, reverse=True)
+
+    def text(self, value: str) -> str:
+        for form in self._forms:
+            value = value.replace(form, REDACTED)
+        return _JWT.sub(REDACTED, value)
+
+    def data(self, value: Any, key: str | None = None) -> Any:
+        """Every string in a JSON structure, keys included; histograms are base64, not text."""
+        if isinstance(value, str):
+            return value if key == "histogram" else self.text(value)
+        if isinstance(value, Mapping):
+            return {self.text(str(k)): self.data(v, str(k)) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [self.data(v) for v in value]
+        return value
+
+
+def _iso(moment: datetime, timespec: str = "milliseconds") -> str:
+    return moment.astimezone(timezone.utc).isoformat(timespec=timespec).replace("+00:00", "Z")
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return _iso(value)
+    if isinstance(value, (set, frozenset)):
+        return sorted(value)
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    try:  # Decimal and other numbers from the database
+        return float(value)
+    except (TypeError, ValueError):
+        raise TypeError(f"{type(value).__name__} is not JSON serialisable") from None
+
+
+def _run_json(run: RunInfo) -> dict[str, Any]:
+    return {
+        "format": RUN_FORMAT,
+        "workflow": run.workflow,
+        "description": run.description,
+        "options": dict(run.options),
+        "tag": run.tag,
+        "users": run.users,
+        "ramp_up_s": run.ramp_up_s,
+        "spawn_rate": run.spawn_rate,
+        "duration_s": run.duration_s,
+        "rate": run.rate,
+        "target": {"url": run.target.url, "tenant": run.target.tenant, "sandbox": run.target.sandbox,
+                   "modules": list(run.target.modules)},
+        "versions": dict(run.versions),
+        "start": _iso(run.start),
+        "end": _iso(run.end),
+        "elapsed_s": run.elapsed_s,
+        "workers": run.workers,
+        "generator": {"peak_cpu_percent": run.peak_cpu_percent},
+        "flags": {"cpu_saturated": run.flags.cpu_saturated, "rate_missed": run.flags.rate_missed,
+                  "worker_lost": run.flags.worker_lost, "interrupted": run.flags.interrupted},
+        "exit_code": run.exit_code,
+    }
+
+
+def _stats_json(stats: Snapshot) -> dict[str, Any]:
+    return {
+        "format": STATS_FORMAT,
+        "unit": "ms",
+        "entries": [
+            {"type": e.type, "name": e.name, **{f: getattr(e, f) for f in _ENTRY_FIELDS}, "histogram": e.histogram}
+            for e in stats.entries
+        ],
+        "expected_failures": [{"type": e.type, "name": e.name, "count": e.expected}
+                              for e in stats.entries if e.expected],
+    }
+
+
+def _csv(columns: tuple[str, ...], rows: Iterable[Iterable[Any]], redactor: _Redactor) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(columns)
+    for row in rows:
+        writer.writerow(["" if v is None else redactor.text(v) if isinstance(v, str) else v for v in row])
+    return out.getvalue()
+
+
+def _dump(data: Any, redactor: _Redactor) -> str:
+    return json.dumps(redactor.data(json.loads(json.dumps(data, default=_json_default))),
+                      indent=2, ensure_ascii=False) + "\n"
+
+
+def write(root: str | os.PathLike[str], run: RunInfo, stats: Snapshot, *, report_html: str | None = None,
+          db: Mapping[str, Any] | None = None, secrets: Iterable[str] = ()) -> Path:
+    """Write a results directory under `root` and return its path; all of it or nothing."""
+    redactor = _Redactor(secrets)
+    files = {
+        "stats.json": _dump(_stats_json(stats), redactor),
+        "timeseries.csv": _csv(TIMESERIES_COLUMNS, (
+            (_iso(w.start, "seconds"), w.type, w.name, w.count, w.failures, w.avg, w.p50, w.p95) for w in stats.windows
+        ), redactor),
+        "failures.csv": _csv(FAILURES_COLUMNS, (
+            (f.type, f.name, f.error, f.occurrences) for f in stats.failures
+        ), redactor),
+    }
+    if report_html is not None:
+        files["report.html"] = redactor.text(report_html)
+    if db is not None:
+        files["db.json"] = _dump(db, redactor)
+    files["run.json"] = _dump(_run_json(run), redactor)  # last: only a finished directory has one
+
+    root = Path(root)
+    root.mkdir(parents=True, exist_ok=True)
+    name = results_dir_name(run.start, run.workflow, run.users)
+    staging = Path(tempfile.mkdtemp(prefix=f".{name}.", suffix=".partial", dir=root))
+    try:
+        for filename, text in files.items():
+            with open(staging / filename, "w", encoding="utf-8", newline="") as f:
+                f.write(text)
+                f.flush()
+                os.fsync(f.fileno())
+        staging.chmod(0o755)
+        return _publish(staging, root, name)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+
+
+def _publish(staging: Path, root: Path, name: str) -> Path:
+    """Rename the finished directory to `name`, or `name-2`, `name-3`, ... when that is taken."""
+    for n in range(1, 10_000):
+        final = root / (name if n == 1 else f"{name}-{n}")
+        if final.exists():
+            continue
+        try:
+            os.rename(staging, final)  # fails on a non-empty directory that appeared meanwhile
+        except OSError:
+            if final.exists():
+                continue
+            raise
+        _fsync_dir(root)
+        return final
+    raise FolioperfError(f"too many results directories named {name} in {root}")
+
+
+def _fsync_dir(path: Path) -> None:
+    if sys.platform != "win32":
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Reading
+
+
+def _parse_time(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+def _number(text: str) -> float | None:
+    return float(text) if text else None
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise FolioperfError(f"{path.parent} is incomplete: {path.name} is missing") from None
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise FolioperfError(f"{path} is not valid JSON: {str(exc).splitlines()[0]}") from None
+
+
+def _read_csv(path: Path, columns: tuple[str, ...]) -> list[dict[str, str]]:
+    try:
+        with open(path, encoding="utf-8", newline="") as f:
+            reader = csv.DictReader(f)
+            if tuple(reader.fieldnames or ()) != columns:
+                raise FolioperfError(f"{path} has columns {reader.fieldnames}, expected {list(columns)}")
+            return list(reader)
+    except FileNotFoundError:
+        raise FolioperfError(f"{path.parent} is incomplete: {path.name} is missing") from None
+
+
+def _run_info(data: Mapping[str, Any]) -> RunInfo:
+    target, flags = data["target"], data["flags"]
+    return RunInfo(
+        workflow=data["workflow"], users=data["users"],
+        target=Target(url=target["url"], tenant=target["tenant"], sandbox=target["sandbox"],
+                      modules=tuple(target.get("modules") or ())),
+        start=_parse_time(data["start"]), end=_parse_time(data["end"]),
+        description=data.get("description", ""), options=data.get("options") or {}, tag=data.get("tag"),
+        ramp_up_s=data.get("ramp_up_s"), spawn_rate=data.get("spawn_rate"), duration_s=data.get("duration_s"),
+        rate=data.get("rate"), workers=data.get("workers", 0),
+        peak_cpu_percent=(data.get("generator") or {}).get("peak_cpu_percent"),
+        flags=Flags(**{k: bool(flags.get(k, False)) for k in ("cpu_saturated", "rate_missed", "worker_lost",
+                                                               "interrupted")}),
+        exit_code=data.get("exit_code", 0), versions=data.get("versions") or {},
+    )
+
+
+def load(path: str | os.PathLike[str]) -> Results:
+    """Read a results directory; a missing, foreign or damaged one is a FolioperfError with one line."""
+    path = Path(path)
+    if not path.exists():
+        raise FolioperfError(f"no results directory at {path}")
+    if not path.is_dir():
+        raise FolioperfError(f"{path} is not a results directory (it is a file)")
+    if not (path / "run.json").is_file():
+        raise FolioperfError(f"{path} is not a folioperf results directory (no run.json)")
+    run_data = _read_json(path / "run.json")
+    if not isinstance(run_data, dict) or run_data.get("format") != RUN_FORMAT:
+        found = run_data.get("format") if isinstance(run_data, dict) else None
+        raise FolioperfError(f"{path} is not a folioperf results directory (run.json format {found!r}, "
+                             f"expected {RUN_FORMAT!r})")
+    stats_data = _read_json(path / "stats.json")
+    db_path = path / "db.json"
+    try:
+        if stats_data.get("format") != STATS_FORMAT:
+            raise FolioperfError(f"{path / 'stats.json'} has format {stats_data.get('format')!r}, "
+                                 f"expected {STATS_FORMAT!r}")
+        expected = {(x["type"], x["name"]): x["count"] for x in stats_data.get("expected_failures", ())}
+        entries = tuple(sorted((
+            Entry(type=e["type"], name=e["name"], expected=expected.get((e["type"], e["name"]), 0),
+                  **{f: e[f] for f in _ENTRY_FIELDS}, _encoded=e["histogram"])
+            for e in stats_data["entries"]), key=entry_order))
+        timeseries = tuple(
+            Window(start=_parse_time(r["time"]), type=r["type"], name=r["name"], count=int(r["count"]),
+                   failures=int(r["failures"]), avg=_number(r["avg_ms"]), p50=_number(r["p50_ms"]),
+                   p95=_number(r["p95_ms"]))
+            for r in _read_csv(path / "timeseries.csv", TIMESERIES_COLUMNS))
+        failures = tuple(Failure(r["type"], r["name"], r["error"], int(r["occurrences"]))
+                         for r in _read_csv(path / "failures.csv", FAILURES_COLUMNS))
+        run = _run_info(run_data)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        detail = f"missing {exc}" if isinstance(exc, KeyError) else str(exc).splitlines()[0]
+        raise FolioperfError(f"{path} holds malformed results: {detail}") from None
+    return Results(path=path, run=run, entries=entries, timeseries=timeseries, failures=failures,
+                   db=_read_json(db_path) if db_path.is_file() else None)
