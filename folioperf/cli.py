@@ -11,7 +11,12 @@ from folioperf import __version__
 from folioperf.errors import FolioperfError
 
 # (module that adds the sub-command's arguments, sub-command names)
-_COMMANDS = ("folioperf.sandbox.cli",)
+_COMMANDS = (
+    "folioperf.sandbox.cli",
+    "folioperf.report.cli",
+    "folioperf.workflow_cli",
+    "folioperf.seed.cli",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

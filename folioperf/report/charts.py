@@ -1,0 +1,40 @@
+"""Charts as PNG images (matplotlib's Agg canvas: no display, no pyplot global state)."""
+
+from __future__ import annotations
+
+import io
+import math
+
+from folioperf.report.document import Chart
+
+WIDTH_IN, HEIGHT_IN, DPI = 9.0, 3.6, 100
+
+
+def png(chart: Chart) -> bytes:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(WIDTH_IN, HEIGHT_IN), dpi=DPI, layout="constrained")
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    palette = [f"C{i}" for i in range(10)]
+    keys: dict[str, str] = {}
+    for series in chart.series:
+        color = keys.setdefault(series.key or series.name, palette[len(keys) % len(palette)])
+        style = {"color": color, "linestyle": "--" if series.dashed else "-", "linewidth": 1.6, "label": series.name}
+        if chart.kind == "category":
+            ax.plot(series.x, series.y, marker="o", **style)
+        else:
+            ax.plot(series.x, series.y, **style)
+    if chart.kind == "category":
+        ax.set_xticks(range(len(chart.categories)), chart.categories)
+    ax.set_title(chart.title, fontsize=11, loc="left")
+    ax.set_xlabel(chart.x_label)
+    ax.set_ylabel(chart.y_label)
+    ax.set_ylim(bottom=0)
+    ax.grid(True, color="#dddddd", linewidth=0.6)
+    if any(s.y and not all(math.isnan(v) for v in s.y) for s in chart.series):
+        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    return buf.getvalue()

@@ -1,0 +1,144 @@
+"""`folioperf report` and `folioperf compare`: arguments here, work in the handlers below (imported when
+chosen; numpy and matplotlib load only when a report needs them)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+UNITS = ("s", "ms")
+
+
+def _positive(value: str) -> float:
+    try:
+        number = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {value!r}") from None
+    if number <= 0:
+        raise argparse.ArgumentTypeError(f"must be positive: {value!r}")
+    return number
+
+
+def _output_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("-o", "--output", metavar="FILE",
+                   help="write Markdown (.md) or self-contained HTML with charts (.html); default: the console")
+    p.add_argument("--unit", choices=UNITS, default="s", help="response times in seconds (default, like the PTF) or ms")
+    p.add_argument("--slow-threshold", type=_positive, default=100.0, metavar="MS",
+                   help="list APIs slower than this at the 75th percentile (default 100 ms)")
+
+
+def add_commands(sub: argparse._SubParsersAction) -> None:
+    report = sub.add_parser(
+        "report", help="the PTF report of one or more runs",
+        description="The PTF report of results directories: response times per transaction with a column group "
+                    "per user count, slow APIs, failures, throughput, hourly longevity figures and the database "
+                    "section. Runs of one workflow at several user counts (e.g. a campaign directory) make one "
+                    "report; repeated runs of a user count merge.")
+    report.add_argument("runs", nargs="+", metavar="RUN_DIR", help="results directory, or a directory of them")
+    _output_options(report)
+    report.set_defaults(handler="folioperf.report.cli:report")
+
+    compare = sub.add_parser(
+        "compare", help="compare two result sets (release against release)",
+        description="The PTF comparison: Delta % = (base - new) / base, positive when NEW is faster; changes "
+                    "within ±5 % (--margin) are the margin of error. With histograms or repeated runs on both "
+                    "sides each delta gets a 95 % bootstrap confidence interval. Gates (--fail-if) make the "
+                    "command exit 1 for CI pipelines.",
+        epilog="Gates: [NAME:]METRIC OP [+|-]THRESHOLD[%|ms|s], METRIC one of avg p50 p75 p90 p95 p99 failures "
+               "rps. A signed threshold limits the change from BASE to NEW ('p95>+5%': p95 grew more than 5 %; "
+               "'rps<-10%'); an unsigned one limits NEW itself ('p95>800ms', 'failures>0', 'failures>1%'). "
+               "A latency regression whose confidence interval includes no change does not fail.")
+    compare.add_argument("sides", nargs="*", metavar="DIR",
+                         help="BASE and NEW: each a results directory or a directory of them (a campaign)")
+    compare.add_argument("--base", nargs="+", action="extend", default=[], metavar="DIR",
+                         help="results directories of the base side (instead of positional BASE)")
+    compare.add_argument("--new", nargs="+", action="extend", default=[], metavar="DIR",
+                         help="results directories of the new side (instead of positional NEW)")
+    compare.add_argument("--fail-if", action="append", default=[], metavar="GATE",
+                         help="exit 1 when the gate is crossed, e.g. 'p95>+5%%' (repeatable)")
+    compare.add_argument("--margin", type=_positive, default=5.0, metavar="PERCENT",
+                         help="margin of error in %% (default 5)")
+    compare.add_argument("--base-label", metavar="LABEL", help="column label of BASE (default: its tag, or 'base')")
+    compare.add_argument("--new-label", metavar="LABEL", help="column label of NEW (default: its tag, or 'new')")
+    _output_options(compare)
+    compare.set_defaults(handler="folioperf.report.cli:compare")
+
+
+def report(args: argparse.Namespace) -> int:
+    from folioperf.report.runs import load_runs
+    from folioperf.report.tables import build_report
+
+    fmt = _format(args.output)
+    doc = build_report(load_runs(args.runs), unit=args.unit, slow_threshold_ms=args.slow_threshold)
+    _emit(doc, fmt, args.output)
+    return 0
+
+
+def compare(args: argparse.Namespace) -> int:
+    from folioperf.errors import FolioperfError
+    from folioperf.report.compare import build_comparison, check_gates, compare_runs, parse_gate
+    from folioperf.report.runs import load_runs
+
+    gates = [parse_gate(g) for g in args.fail_if]
+    fmt = _format(args.output)
+    if args.base or args.new:
+        if args.sides or not (args.base and args.new):
+            raise FolioperfError("give both --base and --new (and no positional directories), or just BASE NEW")
+        base_paths, new_paths = args.base, args.new
+    elif len(args.sides) == 2:
+        base_paths, new_paths = [args.sides[0]], [args.sides[1]]
+    else:
+        raise FolioperfError(f"compare needs BASE and NEW (got {len(args.sides)} directories); for several "
+                             "runs per side use --base DIR... --new DIR...")
+    cmp = compare_runs(load_runs(base_paths), load_runs(new_paths), args.base_label, args.new_label, args.margin)
+    doc = build_comparison(cmp, unit=args.unit, slow_threshold_ms=args.slow_threshold)
+    result = check_gates(cmp, gates, unit=args.unit)
+    _emit(doc, fmt, args.output)
+    for note in result.notes:
+        print(f"folioperf: gate passed (noise): {note}", file=sys.stderr)
+    for failure in result.failures:
+        print(f"folioperf: gate failed: {failure}", file=sys.stderr)
+    return 1 if result.failures else 0
+
+
+def _format(output: str | None) -> str:
+    from folioperf.errors import FolioperfError
+
+    if output is None:
+        return "console"
+    suffix = Path(output).suffix.lower()
+    if suffix in (".md", ".markdown"):
+        return "markdown"
+    if suffix in (".html", ".htm"):
+        return "html"
+    raise FolioperfError(f"cannot tell the format of {output}: name it .md (Markdown) or .html")
+
+
+def _emit(doc, fmt: str, output: str | None) -> None:
+    if fmt == "console":
+        from folioperf.report import console
+
+        console.render(doc)
+        return
+    from folioperf.report import html, markdown
+
+    text = (markdown if fmt == "markdown" else html).render(doc)
+    _write(Path(output), text)
+    print(f"wrote {output}", file=sys.stderr)
+
+
+def _write(path: Path, text: str) -> None:
+    """Write whole or not at all: a temporary file beside the target, renamed over it."""
+    from folioperf.errors import FolioperfError
+
+    if not path.parent.is_dir():
+        raise FolioperfError(f"cannot write {path}: directory {path.parent} does not exist")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise FolioperfError(f"cannot write {path}: {exc.strerror}") from None

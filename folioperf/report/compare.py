@@ -1,0 +1,477 @@
+"""Comparing two result sets the PTF way — Delta % = (base − new) / base, positive when NEW is faster,
+changes within ±5 % being the margin of error — with bootstrap confidence intervals when the data
+allows, and gates for CI pipelines modelled on pytest-benchmark's `--benchmark-compare-fail`.
+
+Confidence intervals (95 %, percentile bootstrap, fixed seed so a report is reproducible):
+- both sides have HDR histograms: each replicate draws, per side, the runs with replacement (when
+  repeated) and then each drawn run's requests from its histogram (a multinomial draw over its
+  buckets); the statistic (mean or percentile) of the pooled replicate gives one delta;
+- no histograms but at least two runs per side: replicates draw runs with replacement and take the
+  count-weighted mean of their values;
+- otherwise: no interval.
+A single run's interval covers sampling noise only (requests treated as independent); repeated runs
+also cover run-to-run variation, which is usually larger.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Iterable
+
+from folioperf.errors import FolioperfError
+from folioperf.report.document import Cell, Chart, Document, Section, Series, Table
+from folioperf.report.runs import TRANSACTION, Group, Stat, flags_of, group_runs, kind_of
+from folioperf.report.tables import DEFAULT_SLOW_MS, FLAG_TEXT, fmt_duration, fmt_time, unit_name
+from folioperf.results import Results
+
+if TYPE_CHECKING:
+    import numpy as np
+
+MARGIN_PCT = 5.0
+METRICS = ("avg", "p50", "p75", "p95")
+METRIC_TITLES = {"avg": "Average", "p50": "50th percentile", "p75": "75th percentile", "p90": "90th percentile",
+                 "p95": "95th percentile", "p99": "99th percentile"}
+LATENCY = ("avg", "p50", "p75", "p90", "p95", "p99")
+GATE_METRICS = (*LATENCY, "failures", "rps")
+BOOTSTRAP_REPLICATES = 2000
+CONFIDENCE = 0.95
+_CHUNK = 250
+
+
+# -- deltas -----------------------------------------------------------------------------------------
+def delta_pct(base: float, new: float) -> float:
+    """The PTF delta: positive when NEW is faster."""
+    return (base - new) / base * 100.0
+
+
+def fmt_pct(value: float) -> str:
+    value = round(value, 2)
+    return f"{value + 0.0:.2f}%"  # + 0.0 turns -0.0 into 0.0
+
+
+@dataclass
+class Delta:
+    base: float | None
+    new: float | None
+    ci: tuple[float, float] | None = None  # of the delta %, when a bootstrap was possible
+    margin: float = MARGIN_PCT
+
+    @property
+    def pct(self) -> float | None:
+        return delta_pct(self.base, self.new) if self.base and self.new is not None else None
+
+    @property
+    def verdict(self) -> str:
+        """faster, slower, within margin (|delta| ≤ margin), or noise (beyond the margin, but the
+        confidence interval includes no change)."""
+        pct = self.pct
+        if pct is None:
+            return ""
+        if abs(pct) <= self.margin:
+            return "within margin"
+        if self.ci and self.ci[0] <= 0 <= self.ci[1]:
+            return "noise"
+        return "faster" if pct > 0 else "slower"
+
+    def cell(self) -> Cell:
+        if self.pct is None:
+            return Cell("–")
+        text = fmt_pct(self.pct)
+        if self.ci:
+            text += f" [{self.ci[0]:.1f} … {self.ci[1]:.1f}]"
+        marker, style = {"within margin": (" ≈", "muted"), "noise": (" ~", "muted"), "faster": ("", "good"),
+                         "slower": ("", "bad")}[self.verdict]
+        return Cell(text + marker, style)
+
+
+@dataclass
+class Pair:
+    label: str
+    base: Group
+    new: Group
+
+    @property
+    def header(self) -> str:
+        return self.label + (" ⚠" if self.base.flags or self.new.flags else "")
+
+
+@dataclass
+class Comparison:
+    base_label: str
+    new_label: str
+    base_runs: list[Results]
+    new_runs: list[Results]
+    pairs: list[Pair]
+    margin: float = MARGIN_PCT
+    notes: list[str] = field(default_factory=list)
+    _cis: dict = field(default_factory=dict, repr=False)
+
+    def transactions(self) -> list[str]:
+        names = [set(p.base.names(TRANSACTION)) & set(p.new.names(TRANSACTION)) for p in self.pairs]
+        return sorted(set.union(*names)) if names else []
+
+    def stats(self, pair: Pair, name: str) -> tuple[Stat, Stat] | None:
+        """Both sides' stats of a transaction (or, for other names, of the first type holding it)."""
+        base, new = _by_name(pair.base, name), _by_name(pair.new, name)
+        return (base, new) if base and new else None
+
+    def delta(self, pair: Pair, name: str, metric: str) -> Delta | None:
+        both = self.stats(pair, name)
+        if both is None:
+            return None
+        base, new = both
+        ci = self._ci(pair, name, base, new).get(metric) if metric in LATENCY else None
+        return Delta(base.value(metric), new.value(metric), ci, self.margin)
+
+    def _ci(self, pair: Pair, name: str, base: Stat, new: Stat) -> dict[str, tuple[float, float]]:
+        key = (pair.label, name)
+        if key not in self._cis:
+            self._cis[key] = bootstrap_cis(base, new)
+        return self._cis[key]
+
+
+def _by_name(group: Group, name: str) -> Stat | None:
+    """A transaction by name, else an entry of any other kind with that name."""
+    return group.stat(TRANSACTION, name) or next((s for (t, n), s in sorted(group.stats.items()) if n == name), None)
+
+
+def compare_runs(base_runs: list[Results], new_runs: list[Results], base_label: str | None = None,
+                 new_label: str | None = None, margin: float = MARGIN_PCT) -> Comparison:
+    """Pair the column groups of both sides by label (user count and varying options); two single
+    groups pair whatever their labels."""
+    base_groups, new_groups = group_runs(base_runs), group_runs(new_runs)
+    workflows = {base_runs[0].run.workflow, new_runs[0].run.workflow}
+    if len(workflows) > 1:
+        raise FolioperfError(f"cannot compare different workflows: {' and '.join(sorted(map(str, workflows)))}")
+    base_label = base_label or _side_label(base_runs, "base")
+    new_label = new_label or _side_label(new_runs, "new")
+    if base_label == new_label:
+        base_label, new_label = f"{base_label} (base)", f"{new_label} (new)"
+    cmp = Comparison(base_label, new_label, base_runs, new_runs, [], margin)
+    if len(base_groups) == 1 and len(new_groups) == 1:
+        b, n = base_groups[0], new_groups[0]
+        cmp.pairs.append(Pair(b.label if b.label == n.label else f"{b.label} → {n.label}", b, n))
+    else:
+        new_by_label = {g.label: g for g in new_groups}
+        for b in base_groups:
+            if b.label in new_by_label:
+                cmp.pairs.append(Pair(b.label, b, new_by_label.pop(b.label)))
+            else:
+                cmp.notes.append(f"{b.label}: only in {base_label}; not compared.")
+        cmp.notes += [f"{label}: only in {new_label}; not compared." for label in new_by_label]
+    if not cmp.pairs:
+        raise FolioperfError("the two sides share no user count: nothing to compare")
+    return cmp
+
+
+def _side_label(runs: list[Results], default: str) -> str:
+    tags = {r.run.tag for r in runs}
+    return tags.pop() if len(tags) == 1 and None not in tags else default
+
+
+# -- bootstrap --------------------------------------------------------------------------------------
+def bootstrap_cis(base: Stat, new: Stat, metrics: Iterable[str] = LATENCY, replicates: int = BOOTSTRAP_REPLICATES,
+                  seed: int = 0) -> dict[str, tuple[float, float]]:
+    """95 % intervals of the delta % per metric, or {} when neither histograms on both sides nor
+    repeated runs on both sides allow one."""
+    import numpy as np
+
+    metrics = list(metrics)
+    rng = np.random.default_rng(seed)
+    if base.buckets and new.buckets:
+        b = _replicate_histograms(base.buckets, metrics, replicates, rng)
+        n = _replicate_histograms(new.buckets, metrics, replicates, rng)
+    elif len(base.run_values) > 1 and len(new.run_values) > 1:
+        b = _replicate_runs(base, metrics, replicates, rng)
+        n = _replicate_runs(new, metrics, replicates, rng)
+    else:
+        return {}
+    out = {}
+    tail = (1 - CONFIDENCE) / 2 * 100
+    for i, metric in enumerate(metrics):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            deltas = (b[i] - n[i]) / b[i] * 100
+        deltas = deltas[np.isfinite(deltas)]
+        if len(deltas):
+            lo, hi = np.percentile(deltas, [tail, 100 - tail])
+            out[metric] = (float(lo), float(hi))
+    return out
+
+
+def _replicate_histograms(runs: list[dict[int, int]], metrics: list[str], replicates: int, rng) -> "np.ndarray":
+    """(metric, replicate) statistics in ms: runs drawn with replacement, then requests per run from
+    its buckets; a bucket stands for its midpoint and percentiles are nearest-rank, as in metrics."""
+    import numpy as np
+
+    keys = np.array(sorted({k for r in runs for k in r}), dtype=np.int64)
+    index = {int(k): i for i, k in enumerate(keys)}
+    widths = np.array([1 << max(0, int(k).bit_length() - 11) for k in keys], dtype=float)
+    values = keys + (widths - 1) / 2
+    counts = np.zeros((len(runs), len(keys)), dtype=np.int64)
+    for i, r in enumerate(runs):
+        for k, c in r.items():
+            counts[i, index[k]] += c
+    totals = counts.sum(axis=1)
+    probs = counts / np.maximum(totals, 1)[:, None]
+    out = np.empty((len(metrics), replicates))
+    for start in range(0, replicates, _CHUNK):
+        size = min(_CHUNK, replicates - start)
+        draws = np.stack([rng.multinomial(totals[r], probs[r], size=size) for r in range(len(runs))])
+        chosen = rng.integers(0, len(runs), size=(size, len(runs)))
+        pooled = draws[chosen, np.arange(size)[:, None]].sum(axis=1)  # (size, buckets)
+        total = pooled.sum(axis=1)
+        cum = np.cumsum(pooled, axis=1)
+        for i, metric in enumerate(metrics):
+            if metric == "avg":
+                stat = pooled @ values / np.maximum(total, 1)
+            else:
+                rank = np.maximum(1, np.ceil(np.round(float(metric[1:]) / 100 * total, 9)))
+                stat = values[np.argmax(cum >= rank[:, None], axis=1)]
+            out[i, start: start + size] = stat / 1000.0
+    return out
+
+
+def _replicate_runs(stat: Stat, metrics: list[str], replicates: int, rng) -> "np.ndarray":
+    import numpy as np
+
+    n = len(stat.run_values)
+    chosen = rng.integers(0, n, size=(replicates, n))
+    out = np.empty((len(metrics), replicates))
+    for i, metric in enumerate(metrics):
+        values = np.array([rv[metric] for rv in stat.run_values])
+        out[i] = values[chosen].mean(axis=1)
+    return out
+
+
+# -- the comparison report --------------------------------------------------------------------------
+def build_comparison(cmp: Comparison, unit: str = "s", slow_threshold_ms: float = DEFAULT_SLOW_MS) -> Document:
+    doc = Document(title=f"{cmp.base_runs[0].run.workflow} — {cmp.base_label} vs {cmp.new_label}")
+    for label, runs in ((cmp.base_label, cmp.base_runs), (cmp.new_label, cmp.new_runs)):
+        doc.facts.append((label.capitalize() if label in ("base", "new") else label, _side_summary(runs)))
+        for run in runs:
+            doc.warnings += [f"{label}, {run.run.users} users ({run.path.name}): "
+                             f"{FLAG_TEXT[f].format(peak='')}." for f in flags_of(run)]
+    names = cmp.transactions()
+    section = Section("Response time comparison")
+    section.paragraphs.append(
+        f"Delta % = ({cmp.base_label} − {cmp.new_label}) / {cmp.base_label}: positive means {cmp.new_label} is "
+        f"faster. ≈ marks changes within ±{cmp.margin:g} %, the margin of error.")
+    if any((d := cmp.delta(p, n, "avg")) and d.ci for p in cmp.pairs for n in names):
+        section.paragraphs.append(
+            f"[low … high] is the {CONFIDENCE:.0%} bootstrap confidence interval of the delta; ~ marks a change "
+            "beyond the margin whose interval includes no change (noise, not a real difference).")
+    if not names:
+        section.paragraphs.append("The two sides share no business transaction.")
+    for metric in METRICS:
+        if not names:
+            break
+        table = Table(f"{METRIC_TITLES[metric]} ({unit_name(unit)})",
+                      ["Users"] + [c for _ in names for c in (cmp.base_label, cmp.new_label, "Delta")],
+                      groups=[(n, 3) for n in names])
+        for pair in cmp.pairs:
+            cells: list[Cell | str] = [pair.header]
+            for name in names:
+                d = cmp.delta(pair, name, metric)
+                cells += [fmt_time(d.base, unit), fmt_time(d.new, unit), d.cell()] if d else ["–", "–", "–"]
+            table.add(*cells)
+        section.tables.append(table)
+    section.paragraphs += cmp.notes
+    if names and len(cmp.pairs) > 1:
+        section.charts.append(_p95_chart(cmp, names, unit))
+    doc.sections.append(section)
+    doc.sections.append(Section("APIs", tables=[slow_api_comparison(cmp, unit, slow_threshold_ms)]))
+    doc.sections.append(Section("Throughput and failures", tables=[throughput_comparison(cmp)]))
+    return doc
+
+
+def _p95_chart(cmp: Comparison, names: list[str], unit: str) -> Chart:
+    scale = 1000.0 if unit == "s" else 1.0
+    xs = list(range(len(cmp.pairs)))
+    series = []
+    for name in names:
+        for label, side, dashed in ((cmp.base_label, "base", False), (cmp.new_label, "new", True)):
+            values = []
+            for pair in cmp.pairs:
+                stat = _by_name(getattr(pair, side), name)
+                p95 = stat.percentiles["p95"] if stat else None
+                values.append(float("nan") if p95 is None else p95 / scale)
+            series.append(Series(f"{name} {label}", xs, values, dashed=dashed, key=name))
+    return Chart(f"95th percentile per user count: {cmp.base_label} (solid) vs {cmp.new_label} (dashed)", "",
+                 unit_name(unit), series, kind="category", categories=[p.label for p in cmp.pairs])
+
+
+def _side_summary(runs: list[Results]) -> str:
+    first = runs[0].run
+    modules = sorted({m for r in runs for m in r.run.target.modules})
+    users = ", ".join(str(u) for u in sorted({r.run.users for r in runs}))
+    parts = [f"{len(runs)} run{'s' if len(runs) > 1 else ''}", f"users {users}",
+             fmt_duration(first.duration_s or first.elapsed_s) + (" each" if len(runs) > 1 else ""),
+             first.target.url, min(r.run.start for r in runs).strftime("%Y-%m-%d")]
+    if modules:
+        parts.append(", ".join(modules))
+    return "; ".join(parts)
+
+
+def slow_api_comparison(cmp: Comparison, unit: str, threshold_ms: float) -> Table:
+    table = Table(f"APIs slower than {threshold_ms:g} ms at the 75th percentile ({unit_name(unit)})",
+                  ["API"] + [c for _ in cmp.pairs for c in (cmp.base_label, cmp.new_label, "Delta")],
+                  groups=[(p.header, 3) for p in cmp.pairs])
+    names = sorted({n for p in cmp.pairs for g in (p.base, p.new) for (t, n), s in g.stats.items()
+                    if kind_of(t) == "API" and (s.percentiles["p75"] or 0) > threshold_ms})
+    for name in names:
+        cells: list[Cell | str] = [name]
+        for pair in cmp.pairs:
+            b, n = pair.base.find("API", name), pair.new.find("API", name)
+            cells += [fmt_time(b.percentiles["p75"] if b else None, unit),
+                      fmt_time(n.percentiles["p75"] if n else None, unit)]
+            both = b and n
+            cells.append(Delta(b.percentiles["p75"], n.percentiles["p75"], margin=cmp.margin).cell() if both else "–")
+        table.add(*cells)
+    if not names:
+        table.notes.append(f"No API was slower than {threshold_ms:g} ms at the 75th percentile on either side.")
+    return table
+
+
+def throughput_comparison(cmp: Comparison) -> Table:
+    sides = [cmp.base_label, cmp.new_label]
+    table = Table("Throughput and failures", ["Users", *sides, *sides, "Change", *sides],
+                  groups=[("Transactions", 2), ("Per second", 3), ("Failures", 2)])
+    for pair in cmp.pairs:
+        b, n = _totals(pair.base), _totals(pair.new)
+        change = f"{(n[1] - b[1]) / b[1] * 100:+.2f}%" if b[1] else "–"
+        table.add(pair.header, f"{b[0]:,}", f"{n[0]:,}", f"{b[1]:.2f}", f"{n[1]:.2f}", change,
+                  Cell(f"{b[2]:,}", "bad" if b[2] else ""), Cell(f"{n[2]:,}", "bad" if n[2] else ""))
+    table.notes.append("Change is the change in throughput: positive means more transactions per second.")
+    return table
+
+
+def _totals(group: Group) -> tuple[int, float, int]:
+    stats = [s for (t, _), s in group.stats.items() if t == TRANSACTION] or \
+            [s for (t, _), s in group.stats.items() if kind_of(t) == "API"]
+    return sum(s.count for s in stats), sum(s.rps for s in stats), sum(s.failures for s in stats)
+
+
+# -- gates ------------------------------------------------------------------------------------------
+_GATE = re.compile(
+    r"^\s*(?:(?P<name>.+?)\s*:\s*)?(?P<metric>[a-z0-9]+)\s*(?P<op>[<>])\s*(?P<sign>[+-])?\s*"
+    r"(?P<num>\d+(?:\.\d+)?)\s*(?P<unit>%|ms|s)?\s*$")
+
+
+@dataclass
+class Gate:
+    """`[NAME:]METRIC OP [±]THRESHOLD[%|ms|s]`. A signed threshold limits the change from BASE to NEW
+    (`p95>+5%`: p95 grew more than 5 %; `rps<-10%`: throughput fell more than 10 %; `avg>+50ms`); an
+    unsigned one limits NEW's own value (`p95>800ms`, `failures>0`, `failures>1%` of requests, `rps<20`).
+    Without NAME a gate applies to every transaction of every user count."""
+
+    text: str
+    name: str | None
+    metric: str
+    op: str
+    threshold: float
+    change: bool
+    unit: str  # "%", "ms", or "" (a count or requests per second)
+
+    def crossed(self, value: float) -> bool:
+        return value > self.threshold if self.op == ">" else value < self.threshold
+
+
+def parse_gate(text: str) -> Gate:
+    m = _GATE.match(text)
+    if not m:
+        raise FolioperfError(f"invalid gate {text!r}: expected [NAME:]METRIC>|<[+|-]NUMBER[%|ms|s], "
+                             f"e.g. 'p95>+5%' or 'Check-out:avg>+100ms'")
+    metric, sign, unit = m["metric"], m["sign"], m["unit"] or ""
+    if metric not in GATE_METRICS:
+        raise FolioperfError(f"invalid gate {text!r}: unknown metric {metric!r} (use {'|'.join(GATE_METRICS)})")
+    value = float(m["num"]) * (-1 if sign == "-" else 1)
+    if metric in LATENCY:
+        if unit == "" or (unit == "%" and not sign):
+            raise FolioperfError(f"invalid gate {text!r}: a {metric} threshold needs ms or s, or a signed % "
+                                 f"change (e.g. {metric}>+5%)")
+    elif unit in ("ms", "s"):
+        raise FolioperfError(f"invalid gate {text!r}: {metric} is not a time; use a number or %")
+    elif metric == "rps" and unit == "%" and not sign:
+        raise FolioperfError(f"invalid gate {text!r}: an rps threshold in % must be a signed change (e.g. rps<-10%)")
+    if unit == "s":
+        value, unit = value * 1000, "ms"
+    return Gate(text.strip(), m["name"], metric, m["op"], value, bool(sign), unit)
+
+
+@dataclass
+class GateResult:
+    failures: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def check_gates(cmp: Comparison, gates: list[Gate], unit: str = "s") -> GateResult:
+    result = GateResult()
+    for gate in gates:
+        matched = False
+        for pair in cmp.pairs:
+            names = [gate.name] if gate.name else (cmp.transactions() or sorted(
+                set(pair.base.names("API")) & set(pair.new.names("API"))))
+            for name in names:
+                both = cmp.stats(pair, name)
+                if both is None:
+                    continue
+                matched = True
+                _check(cmp, gate, pair, name, *both, unit, result)
+        if not matched:
+            have = ", ".join(cmp.transactions()) or "none"
+            raise FolioperfError(f"gate {gate.text!r} matches nothing present on both sides (transactions: {have})")
+    return result
+
+
+def _check(cmp: Comparison, gate: Gate, pair: Pair, name: str, base: Stat, new: Stat, unit: str,
+           result: GateResult) -> None:
+    b, n = _gate_value(gate, base), _gate_value(gate, new)
+    if b is None or n is None:  # nothing was timed (every request failed before a response)
+        return
+    where = f"{gate.text}: {name} at {pair.label}"
+
+    def show(v: float) -> str:
+        if gate.metric in LATENCY:
+            return f"{fmt_time(v, unit)} {unit}"
+        if gate.metric == "rps":
+            return f"{v:.2f}/s"
+        return f"{v:.2f}%" if gate.unit == "%" and not gate.change else f"{v:,.0f}"
+
+    if not gate.change:
+        if gate.crossed(n):
+            result.failures.append(f"{where}: {cmp.new_label} {show(n)}")
+        return
+    if gate.unit == "%":
+        if b == 0:
+            change = math.inf if n > 0 else 0.0
+        else:
+            change = (n - b) / b * 100
+        text = f"{change:+.2f}%"
+    else:
+        change = n - b
+        text = f"{change:+.1f} ms" if gate.metric in LATENCY else f"{change:+,.2f}"
+    if not gate.crossed(change):
+        return
+    line = f"{where}: {show(b)} → {show(n)} ({text})"
+    if gate.metric in LATENCY:
+        d = cmp.delta(pair, name, gate.metric)
+        if d and d.ci:
+            # The CI is of (base − new) / base; the gate speaks of (new − base).
+            lo, hi = -d.ci[1], -d.ci[0]
+            line += f", {CONFIDENCE:.0%} CI {lo:+.1f}% … {hi:+.1f}%"
+            if lo <= 0 <= hi:
+                result.notes.append(line + ": within noise, not failed")
+                return
+    result.failures.append(line)
+
+
+def _gate_value(gate: Gate, stat: Stat) -> float | None:
+    if gate.metric in LATENCY:
+        return stat.value(gate.metric)
+    if gate.metric == "rps":
+        return stat.rps
+    if gate.unit == "%" and not gate.change:  # failures as a share of requests
+        return 100.0 * stat.failures / stat.count if stat.count else 0.0
+    return float(stat.failures)

@@ -1,0 +1,238 @@
+"""The PTF tables computed from fixture results directories (numbers checked by hand in the fixtures'
+README), and `folioperf report` on the command line."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from folioperf.cli import main
+from folioperf.report import markdown
+from folioperf.report.runs import load_runs
+from folioperf.report.tables import build_report
+
+from .conftest import CAMPAIGN, LONGEVITY, LOTUS, write_run
+
+RUN_1U = CAMPAIGN / "20261122T100000Z-check-in-check-out-1u"
+RUN_5U_A = CAMPAIGN / "20261122T101000Z-check-in-check-out-5u"
+RUN_5U_B = CAMPAIGN / "20261122T102000Z-check-in-check-out-5u"
+
+
+@pytest.fixture(scope="module")
+def campaign():
+    return build_report(load_runs([CAMPAIGN]))
+
+
+def test_transactions_have_a_column_group_per_user_count(campaign):
+    table = campaign.table("Transactions (seconds)")
+    assert table.groups == [("1 user", 4), ("5 users ⚠", 4)]
+    assert table.row("Check-in") == {
+        "Transaction": "Check-in",
+        "1 user Average": "0.540", "1 user 50th": "0.480", "1 user 75th": "0.540", "1 user 95th": "1.080",
+        # two runs merged: 20 samples, percentiles from the added histograms
+        "5 users ⚠ Average": "0.755", "5 users ⚠ 50th": "0.650", "5 users ⚠ 75th": "0.800", "5 users ⚠ 95th": "1.000",
+    }
+    assert table.row("Check-out") == {
+        "Transaction": "Check-out",
+        "1 user Average": "1.200", "1 user 50th": "1.100", "1 user 75th": "1.250", "1 user 95th": "2.100",
+        "5 users ⚠ Average": "1.460", "5 users ⚠ 50th": "1.300", "5 users ⚠ 75th": "1.600", "5 users ⚠ 95th": "2.000",
+    }
+    assert any("2 runs merged" in n for n in table.notes)
+
+
+def test_a_campaign_directory_reports_like_its_run_directories(campaign):
+    listed = build_report(load_runs([RUN_5U_B, RUN_1U, RUN_5U_A]))
+    assert listed.table("Transactions (seconds)").rows == campaign.table("Transactions (seconds)").rows
+
+
+def test_milliseconds_on_request():
+    doc = build_report(load_runs([CAMPAIGN]), unit="ms")
+    row = doc.table("Transactions (ms)").row("Check-out")
+    assert (row["1 user Average"], row["5 users ⚠ Average"], row["5 users ⚠ 95th"]) == ("1,200", "1,460", "2,000")
+
+
+def test_slow_apis_over_100_ms_at_the_75th_percentile(campaign):
+    table = campaign.table("APIs slower than 100 ms at the 75th percentile (seconds)")
+    assert [r[0].text for r in table.rows] == [
+        "POST /circulation/check-out-by-barcode", "POST /circulation/check-in-by-barcode", "GET /inventory/items"]
+    assert table.row("GET /inventory/items") == {"API": "GET /inventory/items", "1 user 75th": "0.068",
+                                                 "5 users ⚠ 75th": "0.124"}
+    assert table.row("POST /circulation/check-in-by-barcode")["5 users ⚠ 75th"] == "0.120"
+
+
+@pytest.mark.parametrize("threshold, expected", [
+    (200, ["POST /circulation/check-out-by-barcode", "POST /circulation/check-in-by-barcode"]),
+    (50, ["POST /circulation/check-out-by-barcode", "POST /circulation/check-in-by-barcode", "GET /inventory/items"]),
+    (20, ["POST /circulation/check-out-by-barcode", "POST /circulation/check-in-by-barcode", "GET /inventory/items",
+          "GET /users"]),
+])
+def test_slow_api_threshold(threshold, expected):
+    doc = build_report(load_runs([CAMPAIGN]), slow_threshold_ms=threshold)
+    table = doc.table(f"APIs slower than {threshold} ms at the 75th percentile (seconds)")
+    assert [r[0].text for r in table.rows] == expected
+
+
+def test_no_slow_api_is_said_in_words():
+    doc = build_report(load_runs([CAMPAIGN]), slow_threshold_ms=1000)
+    apis = next(s for s in doc.sections if s.title == "APIs")
+    assert "No API was slower than 1000 ms at the 75th percentile." in apis.paragraphs
+
+
+def test_failures_messages_and_expected_refusals(campaign):
+    failed = campaign.table("Failed requests")
+    assert failed.row("Check-out (transaction)") == {
+        "Name": "Check-out (transaction)", "1 user Failures": "0", "1 user %": "0.00%",
+        "5 users ⚠ Failures": "2", "5 users ⚠ %": "10.00%"}
+    messages = campaign.table("Failure messages")
+    assert ["5 users", "POST /circulation/check-out-by-barcode", "HTTP 422: Item is already checked out", "2"] in \
+        [[c.text for c in r] for r in messages.rows]
+    expected = campaign.table("Expected FOLIO refusals (declared by the workflow, not counted as failures)")
+    assert expected.row("POST /circulation/check-out-by-barcode") == {
+        "Name": "POST /circulation/check-out-by-barcode", "1 user Count": "2", "5 users ⚠ Count": "0"}
+
+
+def test_throughput(campaign):
+    table = campaign.table("Throughput")
+    assert table.row("Check-in") == {"Name": "Check-in", "1 user Requests": "10", "1 user per s": "0.17",
+                                     "5 users ⚠ Requests": "20", "5 users ⚠ per s": "0.17"}
+    assert table.row("All API calls")["5 users ⚠ Requests"] == "120"
+
+
+def test_header_and_flags(campaign):
+    facts = dict(campaign.facts)
+    assert facts["Workflow"].startswith("check-in-check-out")
+    assert facts["Target"] == "http://127.0.0.1:9130 (tenant diku), the built-in sandbox"
+    assert facts["Modules"] == "mod-circulation-24.1.0, mod-inventory-storage-27.0.0, mod-users-19.2.0"
+    assert facts["Users"] == "1, 5"
+    assert facts["Duration"] == "1 min each"
+    assert facts["Date"] == "2026-11-22 10:00 – 10:21 UTC"
+    assert facts["Versions"] == "folioperf 0.1.0, locust 2.47.0, python 3.11.2"
+    assert campaign.warnings == [
+        "5 users, run 2 (20261122T102000Z-check-in-check-out-5u): the load generator's CPU was saturated "
+        "(peak 97 %): response times include time the generator spent waiting for CPU, not only FOLIO's."]
+    runs = campaign.table("Test runs")
+    assert [r[6].text for r in runs.rows] == ["none", "none", "cpu saturated"]
+    text = markdown.render(campaign)
+    # the warning comes before any number
+    assert text.index("⚠ Warning:** 5 users, run 2") < text.index("| Check-in |")
+
+
+def test_longevity_hour_by_hour():
+    doc = build_report(load_runs([LONGEVITY]))
+    table = doc.table("Hour by hour — 20 users (average, seconds)")
+    assert [[c.text for c in r] for r in table.rows] == [
+        ["1st hour", "0.650", "1.100"],
+        ["2nd hour", "0.700", "1.450"],
+        ["3rd hour", "0.800", "1.800"],
+        ["Whole run", "0.723", "1.520"],
+    ]
+    assert table.notes == ["Check-in: 0.650 s in the 1st hour, 0.800 s in the last (+23.1 %).",
+                           "Check-out: 1.100 s in the 1st hour, 1.800 s in the last (+63.6 %)."]
+
+
+def test_short_runs_have_no_longevity_section(campaign):
+    assert "Longevity" not in [s.title for s in campaign.sections]
+
+
+def test_database_section(campaign):
+    queries = campaign.table("Database queries — 1 user")
+    assert queries.columns == ["Query", "Total time and %", "Average", "Calls"]
+    assert [[c.text for c in r][1:] for r in queries.rows] == [
+        ["3.0 s or 75%", "3.00 ms", "1,000"], ["800 ms or 20%", "4.00 ms", "200"], ["200 ms or 5%", "4.00 ms", "50"]]
+    assert queries.rows[0][0].text.startswith("SELECT jsonb,id FROM diku_mod_inventory_storage.item")
+    connections = campaign.table("Database connections (sampled)")
+    assert connections.row("All client connections") == {"State": "All client connections",
+                                                          "1 user Average": "12.4", "1 user Max": "15"}
+    scans = campaign.table("Sequential scans during the run (missing-index suspects)")
+    assert [[c.text for c in r] for r in scans.rows] == [
+        ["1 user", "diku_mod_circulation_storage.patron_action_session", "25,000", "40", "25,000", "0",
+         "patronId (no index), id"]]  # the 6-row service_point table scanned 300 times is no suspect
+    assert campaign.table("Database size").row("1 user") == {"Users": "1 user", "Before": "100.0 MB",
+                                                             "After": "105.0 MB", "Growth": "5.0 MB"}
+    host = campaign.table("CPU and memory")
+    assert host.row("Sandbox CPU %") == {"Process": "Sandbox CPU %", "1 user Average": "45", "1 user Max": "80",
+                                         "5 users ⚠ Average": "–", "5 users ⚠ Max": "–"}
+    assert host.row("Load generator CPU %")["5 users ⚠ Max"] == "97"
+
+
+def test_runs_without_database_observations_say_so():
+    doc = build_report(load_runs([LONGEVITY]))
+    db = next(s for s in doc.sections if s.title == "Database")
+    assert db.paragraphs[0].startswith("No database observations")
+
+
+def test_markdown_tables_paste_into_a_wiki(campaign):
+    lines = markdown.render(campaign).splitlines()
+    header = lines.index("| Transaction | 1 user Average | 1 user 50th | 1 user 75th | 1 user 95th "
+                         "| 5 users ⚠ Average | 5 users ⚠ 50th | 5 users ⚠ 75th | 5 users ⚠ 95th |")
+    assert lines[header + 1] == "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+    assert lines[header + 2] == "| Check-in | 0.540 | 0.480 | 0.540 | 1.080 | 0.755 | 0.650 | 0.800 | 1.000 |"
+    assert "| `SELECT jsonb FROM diku_mod_users.users WHERE id = $1` | 200 ms or 5% | 4.00 ms | 50 |" in lines
+
+
+def test_cli_report_to_markdown(tmp_path, capsys):
+    out = tmp_path / "report.md"
+    assert main(["report", str(CAMPAIGN), "-o", str(out), "--unit", "ms"]) == 0
+    text = out.read_text(encoding="utf-8")
+    assert "| Check-out | 1,200 | 1,100 | 1,250 | 2,100 | 1,460 | 1,300 | 1,600 | 2,000 |" in text
+    assert [p.name for p in tmp_path.iterdir()] == ["report.md"]  # no temporary file left
+
+
+def test_cli_report_on_the_console(capsys):
+    assert main(["report", str(LOTUS)]) == 0
+    out = capsys.readouterr().out
+    assert "Transactions (seconds)" in out and "20 users" in out
+    assert "0.661" in out and "1.593" in out  # Lotus 20 users: check-in average, check-out 95th
+
+
+@pytest.mark.parametrize("args, message", [
+    (["report", "/nonexistent/results"], "folioperf: error: no results directory at /nonexistent/results"),
+    (["report", str(RUN_1U), "-o", "report.pdf"], "folioperf: error: cannot tell the format of report.pdf: "
+                                                    "name it .md (Markdown) or .html"),
+    (["report", str(RUN_1U), "-o", "/nonexistent/dir/report.md"],
+     "folioperf: error: cannot write /nonexistent/dir/report.md: directory /nonexistent/dir does not exist"),
+])
+def test_cli_report_bad_input_is_one_line(args, message, capsys):
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert err.strip() == message
+
+
+def test_damaged_or_foreign_directories_are_one_line(tmp_path, capsys):
+    damaged = tmp_path / "damaged"
+    shutil.copytree(RUN_1U, damaged)
+    (damaged / "stats.json").write_text("{not json", encoding="utf-8")
+    assert main(["report", str(damaged)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("folioperf: error: ") and "stats.json is not valid JSON" in err and "\n" not in err
+
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert main(["report", str(empty)]) == 2
+    assert capsys.readouterr().err.strip() == f"folioperf: error: {empty} is not a results directory (no run.json) " \
+                                              "and holds none"
+
+
+def test_runs_of_different_workflows_are_refused(tmp_path, capsys):
+    other = tmp_path / "other"
+    shutil.copytree(RUN_1U, other)
+    meta = json.loads((other / "run.json").read_text())
+    meta["workflow"] = "holds"
+    (other / "run.json").write_text(json.dumps(meta))
+    assert main(["report", str(RUN_1U), str(other)]) == 2
+    assert "runs of different workflows (check-in-check-out, holds) cannot share one table" in capsys.readouterr().err
+
+
+def test_an_option_that_differs_between_runs_makes_its_own_column_group(tmp_path):
+    samples = {("Transaction", "Renew all loans"): [100.0, 200.0, 300.0]}
+    a = write_run(tmp_path, samples, users=1)
+    b = write_run(tmp_path, {("Transaction", "Renew all loans"): [1000.0, 2000.0, 3000.0]}, users=1)
+    for path, loans in ((a, 10), (b, 200)):
+        meta = json.loads((path / "run.json").read_text())
+        meta["options"] = {"loans_per_user": loans, "think_time": "0s"}
+        (path / "run.json").write_text(json.dumps(meta))
+    table = build_report(load_runs([a, b])).table("Transactions (seconds)")
+    assert [label for label, _ in table.groups] == ["1 user, loans_per_user=10", "1 user, loans_per_user=200"]
+    assert table.row("Renew all loans")["1 user, loans_per_user=200 Average"] == "2.000"
