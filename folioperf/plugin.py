@@ -6,8 +6,8 @@ import.
 
 Options (Locust's parser, so `locust.conf`, `--config` and `FOLIOPERF_*` environment variables set them
 too; `--host` is the Okapi/Kong URL): `--workflow`, `--tenant`, `--username`, `--auth`, `--login`,
-`--refresh-margin`, `--think-time`, `--pools`, and every registered workflow's own options. The password
-comes from FOLIOPERF_PASSWORD or a prompt, never from options.
+`--refresh-margin`, `--think-time`, `--pools`, `--rate` (the open model, folioperf.pacing), and every
+registered workflow's own options. The password comes from FOLIOPERF_PASSWORD or a prompt, never from options.
 
 How a run is prepared:
 - init, every process: settings from the parsed options; on the master (or a local run) the password
@@ -73,9 +73,10 @@ def add_arguments(parser: Any) -> None:
         "folioperf", "FOLIO login, workflow and test data. --host is the Okapi (or Kong) URL; the password "
                      f"comes from {PASSWORD_ENV} or a prompt.")
 
-    def add(*flags: str, **kwargs: Any) -> None:
+    def add(*flags: str, **kwargs: Any) -> Any:
         action = group.add_argument(*flags, **kwargs)
         action.include_in_web_ui = True  # Locust's web form shows options carrying this flag
+        return action
 
     add("--workflow", env_var="FOLIOPERF_WORKFLOW", metavar="NAME|FILE",
         help="the workflow to run: a name (`folioperf workflows` lists them) or a .py file")
@@ -91,6 +92,12 @@ def add_arguments(parser: Any) -> None:
     add("--think-time", type=float, default=1.0, env_var="FOLIOPERF_THINK_TIME", metavar="FACTOR",
         help="scale of the workflow's think times and pacing: 1 = PTF's (default), 0 = none (maximum pressure)")
     add("--pools", env_var="FOLIOPERF_POOLS", metavar="FILE", help="test data for the virtual users (`folioperf pools` writes it)")
+    add("--rate", env_var="FOLIOPERF_RATE", metavar="N/s|N/m",
+        help="open model: start iterations at this rate for the whole run (all users and workers), e.g. 20/s or "
+             "90/m; latency is also measured from each iteration's scheduled start (default: the workflow's, if any)")
+    from folioperf import recorder
+
+    recorder.add_arguments(add)
     _add_workflow_options(parser, add)
 
 
@@ -148,8 +155,10 @@ class Run:
         self.options: dict[str, SimpleNamespace] = {}
         self.modes: dict[str, str] = {}
         self.store = PoolStore()
+        self.worker, self.workers = 0, 1  # this process's index and the worker count (setup message)
         self.stopping = False
         self._data: tuple[tuple, dict[str, list]] | None = None  # (what it was read for, pools)
+        self._tool: tuple[tuple, Okapi] | None = None
 
     @property
     def credentials(self) -> Credentials:
@@ -193,10 +202,14 @@ class Run:
                      refresh_margin=s.refresh_margin)
 
     def tool_okapi(self) -> Okapi:
-        """Over a plain requests session, for work on the master (preflight, pool loaders)."""
+        """Over a plain requests session, for work on the master (preflight, pool loaders, module versions);
+        one login serves them all, as long as the URL, tenant, user and auth mode stay the same."""
         import requests
 
-        return Okapi(requests.Session(), self.credentials, url=self.environment.host, auth=self.settings.auth)
+        key = (self.environment.host, self.settings.tenant, self.settings.username, self.settings.auth)
+        if self._tool is None or self._tool[0] != key:
+            self._tool = (key, Okapi(requests.Session(), self.credentials, url=self.environment.host, auth=self.settings.auth))
+        return self._tool[1]
 
     def preflight(self) -> None:
         """Log in once, so a wrong URL, tenant or password ends the run before any user starts."""
@@ -275,9 +288,13 @@ def run_of(environment: Any) -> Run:
 def attach_run_listeners(environment: Any) -> None:
     """The hook for run-wide listeners (latency histograms, the results directory): called once per
     process, from `init`, after folioperf has set up the run."""
-    from folioperf import metrics
+    from folioperf import metrics, recorder
 
     metrics.attach(environment)
+    from folioperf import pacing
+
+    pacing.attach(environment)
+    recorder.attach(environment)
 
 
 def stop_run(environment: Any, message: str, exit_code: int) -> None:
@@ -349,6 +366,7 @@ def _on_setup(environment: Any, msg: Any, **_kwargs: Any) -> None:
     run = run_of(environment)
     data = msg.data
     run.store.load(data["pools"], data["modes"], worker=data["worker"], workers=data["workers"], totals=data["totals"])
+    run.worker, run.workers = data["worker"], data["workers"]
     if run.password is None:
         run.password = data.get("password")
     if data.get("auth"):  # spares each worker process its own probe of /authn/login-with-expiry

@@ -53,6 +53,7 @@ from locust.exception import InterruptTaskSet, RescheduleTask, RescheduleTaskImm
 from locust.user.task import LOCUST_STATE_WAITING
 from locust.user.wait_time import constant_pacing
 
+from folioperf import pacing as open_model  # --rate: iterations started on a schedule
 from folioperf import plugin  # folioperf's Locust options and listeners, registered once per process
 from folioperf.errors import FolioperfError
 from folioperf.okapi import CallFailed, Okapi, Transaction
@@ -122,6 +123,8 @@ class Workflow:
     - `transactions`: the names its `self.transaction(...)` blocks record, as reports list them;
     - `pacing`: seconds from one task start to the next per user (scaled by --think-time), None = back to back;
     - `spawn_rate`: users started per second unless the run says otherwise (holds: 0.1, one user per 10 s);
+    - `rate`: runs in the open model by default, at this many iterations for the whole run ("3/s", "90/m";
+      `--rate` overrides it; see folioperf.pacing);
     - `load_pools(okapi, options)`: where the pools come from when no pools file is given (run once, on
       the master, with a logged-in `Okapi` over a plain requests session).
     """
@@ -135,6 +138,7 @@ class Workflow:
     options: tuple[Option, ...] = ()
     pacing: float | None = None
     spawn_rate: float | None = None
+    rate: str | None = None
     load_pools: Callable[[Okapi, SimpleNamespace], Mapping[str, Sequence[dict]]] | None = None
 
     def __post_init__(self) -> None:
@@ -152,6 +156,11 @@ class Workflow:
             value = getattr(self, attr)
             if value is not None and value <= low:
                 raise ValueError(f"workflow {self.name}: {attr} must be positive")
+        if self.rate is not None:
+            try:
+                open_model.parse_rate(self.rate)
+            except FolioperfError as exc:
+                raise ValueError(f"workflow {self.name}: rate {self.rate!r}: use N/s or N/m, e.g. 3/s") from exc
         object.__setattr__(self, "pools", MappingProxyType(dict(self.pools)))
         object.__setattr__(self, "transactions", tuple(self.transactions))
         object.__setattr__(self, "options", tuple(self.options))
@@ -190,8 +199,10 @@ class FolioUser(FastHttpUser):
         self.think_time: float = run.settings.think_time
 
     def wait_time(self) -> float:
-        pacing = (self.workflow.pacing or 0) * self.think_time
-        return constant_pacing(pacing)(self) if pacing > 0 else 0
+        if open_model.active(self.environment):
+            return 0  # the open model's schedule decides when the next iteration starts
+        seconds = (self.workflow.pacing or 0) * self.think_time
+        return constant_pacing(seconds)(self) if seconds > 0 else 0
 
     def on_stop(self) -> None:
         self.pools.release_all()
@@ -226,7 +237,8 @@ class _FolioTasks:
 
     def execute_task(self, task: Any) -> None:
         try:
-            super().execute_task(task)  # type: ignore[misc]
+            with open_model.iteration(self):  # open model: wait for this iteration's scheduled start
+                super().execute_task(task)  # type: ignore[misc]
         except (RescheduleTask, RescheduleTaskImmediately, InterruptTaskSet, StopUser):
             raise  # Locust's own flow control, not a failure
         except CallFailed:

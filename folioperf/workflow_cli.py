@@ -36,6 +36,8 @@ def show(args: argparse.Namespace) -> int:
              f"  transactions: {', '.join(workflow.transactions) or '-'}"]
     if workflow.pacing:
         lines.append(f"  pacing:       one iteration per {workflow.pacing:g} s per user (x --think-time)")
+    if workflow.rate:
+        lines.append(f"  rate:         {workflow.rate} for the whole run (open model; --rate overrides)")
     if workflow.spawn_rate:
         lines.append(f"  ramp-up:      {workflow.spawn_rate:g} users/s (one user every {1 / workflow.spawn_rate:g} s)")
     lines.append("  pools:" + ("" if workflow.pools else "        -"))

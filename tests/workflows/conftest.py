@@ -1,0 +1,108 @@
+"""Fixtures of the workflow tests: the four PTF datasets seeded small into a tenant of their own on the
+session's sandbox database (the running `folio_sandbox` serves it), their pools as `folioperf pools` builds
+them, and plain Locust runs of the built-in workflows with the call log of tests/fixtures/locust_call_log.py."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import requests
+
+from folioperf import db
+from folioperf.sandbox import reference
+from folioperf.seed import dataset, datapools, layout, seeding
+from tests.locust_process import REPO, FIXTURES, LocustRun, clean_env, locust_args, locust_command
+
+TENANT = "wftest"
+# Small, yet enough for ~10 s runs: two borrowers per renewal group (a user per borrower), holds instances
+# that three variants at once do not use up.
+SCALES = {"cico": 0.01, "renewals": 0.2, "holds": 0.05, "rih": 0.005}
+WORKFLOW_FILES = REPO / "workflows"
+CALL_LOG = FIXTURES / "locust_call_log.py"
+READY_SECONDS = 10.0
+
+
+@dataclass
+class Target:
+    """The seeded tenant: where it is served, who logs in, and each workflow's pools."""
+
+    url: str
+    tenant: str
+    username: str
+    password: str
+    dsn: str
+    pools: dict[str, dict[str, list[dict]]]
+
+    def pools_file(self, directory: Path, workflow: str, **replace: list[dict]) -> Path:
+        """A pools file (as `folioperf pools` writes it) of `workflow`, some pools replaced."""
+        ds = dataset.for_workflow(workflow)
+        pools = {**self.pools[workflow], **replace}
+        path = directory / f"{workflow}-pools.json"
+        path.write_text(json.dumps({"format": datapools.FORMAT, "tenant": self.tenant, "source": "database", "dataset": ds,
+                                    "created": "2026-01-01T00:00:00Z", "pools": pools}))
+        return path
+
+    def env(self, **extra: str) -> dict[str, str]:
+        return clean_env(FOLIOPERF_PASSWORD=self.password, FOLIOPERF_TENANT=self.tenant, **extra)
+
+
+def _serves(url: str, tenant: str, username: str, password: str) -> bool:
+    r = requests.post(url + "/authn/login", json={"username": username, "password": password},
+                      headers={"X-Okapi-Tenant": tenant}, timeout=10)
+    return r.status_code == 201
+
+
+@pytest.fixture(scope="session")
+def seeded(folio_sandbox) -> Target:
+    """Tenant `wftest` on the session's sandbox database with cico, renewals, holds and rih seeded."""
+    sb = folio_sandbox
+    with db.connect(sb.dsn) as conn:
+        with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(7468930)")  # as `folioperf sandbox init` does
+            reference.init_tenant(conn, TENANT, sb.username, sb.password)
+    for name, scale in SCALES.items():
+        seeding.seed(sb.dsn, TENANT, dataset.load(name), scale, False, None)
+    pools = {}
+    with seeding.connect(sb.dsn) as conn:
+        found = layout.inspect(conn, TENANT, db.redact(sb.dsn))
+        source = datapools.DatabaseSource(conn, found)
+        for workflow, name in dataset.WORKFLOW_DATASETS.items():
+            pools[workflow] = datapools.build(source, dataset.load(name), workflow, 1000)
+            datapools.check(pools[workflow], TENANT, dataset.load(name))
+    deadline = time.monotonic() + READY_SECONDS  # the sandbox learns of a new tenant on its next request for it
+    while not _serves(sb.url, TENANT, sb.username, sb.password):
+        assert time.monotonic() < deadline, f"the sandbox does not serve tenant {TENANT}"
+        time.sleep(0.05)
+    return Target(sb.url, TENANT, sb.username, sb.password, sb.dsn, pools)
+
+
+def locustfiles(workflow_file: str) -> str:
+    """Locust's -f: workflows/<workflow_file> and the call log."""
+    return f"{WORKFLOW_FILES / workflow_file},{CALL_LOG}"
+
+
+def workflow_args(target: Target, out: Path, workflow_file: str, *args: str, host: str | None = None) -> list[str]:
+    """`locust` arguments running workflows/<workflow_file> (and the call log) against the seeded tenant."""
+    return [*locust_args(out), "-f", locustfiles(workflow_file), "--host", host or target.url, *args]
+
+
+def start_locust(args: list[str], out: Path, env: dict[str, str]) -> subprocess.Popen:
+    out.mkdir(parents=True, exist_ok=True)
+    return subprocess.Popen(locust_command(*args), cwd=out, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def finish(proc: subprocess.Popen, out: Path, timeout: float = 90) -> LocustRun:
+    try:
+        stdout, stderr = proc.communicate(timeout=timeout)
+    finally:
+        proc.kill()
+    return LocustRun(proc.returncode, stdout, stderr, out)
+
+
+def calls_of(run: LocustRun) -> list[dict]:
+    return json.loads((run.out / "calls.json").read_text())

@@ -1,0 +1,113 @@
+"""The built-in PTF workflows under plain Locust (`locust -f workflows/<file>.py`) against the seeded sandbox:
+each records its transactions and API calls with no unexpected failure, and sends the calls of
+folio-api.md §3, in PTF's order."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from folioperf.seed import dataset
+from tests.locust_process import LocustRun
+from tests.workflows import ptf_sequences as ptf
+from tests.workflows.conftest import calls_of, finish, start_locust, workflow_args
+
+RENEW_GROUP = 50
+# name → (workflow file, Locust arguments); every run lasts 10 s, with PTF's think times scaled down
+RUNS = {
+    "check-in-check-out": ("check_in_check_out.py", ["-u", "4", "-r", "4", "--think-time", "0.02"]),
+    "renew": ("renew.py", ["-u", "2", "-r", "2", "--loans-per-user", str(RENEW_GROUP)]),
+    "holds-patron": ("holds.py", ["-u", "3", "-r", "3", "--think-time", "0.1"]),  # the default variant
+    "holds-instance": ("holds.py", ["-u", "3", "-r", "3", "--think-time", "0.1", "--variant", "instance"]),
+    "holds-item": ("holds.py", ["-u", "3", "-r", "3", "--think-time", "0.1", "--variant", "item"]),
+    "rih": ("rih.py", ["-u", "3", "-r", "3"]),  # the open model at its default 3/s
+}
+SEQUENCES = {
+    "check-in-check-out": {"Check-out": ptf.CHECK_OUT, "Check-in": ptf.CHECK_IN},
+    "renew": {"Renew all loans": ptf.renew_all(RENEW_GROUP)},
+    "holds-patron": {"Place hold": ptf.PLACE_HOLD["patron"]},
+    "holds-instance": {"Place hold": ptf.PLACE_HOLD["instance"]},
+    "holds-item": {"Place hold": ptf.PLACE_HOLD["item"]},
+    "rih": {"Retrieve instance and holdings": ptf.RETRIEVE},
+}
+
+
+def _holds_pools(seeded) -> dict[str, dict]:
+    """Each holds variant its own instances (and the item variant the items of yet other instances), so the
+    three runs at once never request one instance twice."""
+    pools = seeded.pools["holds"]
+    instances = pools["instances"]
+    reserved = {i["id"] for i in instances[2::3]}
+    return {
+        "holds-patron": {"instances": instances[0::3]},
+        "holds-instance": {"instances": instances[1::3]},
+        "holds-item": {"items": [i for i in pools["items"] if i["instanceId"] in reserved]},
+    }
+
+
+@pytest.fixture(scope="session")
+def runs(seeded, tmp_path_factory) -> dict[str, LocustRun]:
+    """Every run above, at once (their data do not overlap)."""
+    root = tmp_path_factory.mktemp("workflow-runs")
+    replaced = _holds_pools(seeded)
+    started = {}
+    for name, (file, args) in RUNS.items():
+        out: Path = root / name
+        out.mkdir()
+        workflow = name.split("-")[0] if name.startswith("holds") else name
+        pools = seeded.pools_file(out, workflow, **replaced.get(name, {}))
+        started[name] = (start_locust(workflow_args(seeded, out, file, "-t", "10", "--pools", str(pools), *args),
+                                      out, seeded.env(CALL_LOG=str(out / "calls.json"))), out)
+    return {name: finish(proc, out) for name, (proc, out) in started.items()}
+
+
+@pytest.mark.parametrize("name", list(RUNS))
+def test_smoke(runs, name):
+    run = runs[name]
+    assert run.returncode == 0, run.output[-3000:]
+    assert "Traceback" not in run.output
+    stats = run.stats()
+    for transaction in SEQUENCES[name]:
+        assert stats[("Transaction", transaction)]["num_requests"] > 0, transaction
+    expected_apis = {api for sequence in SEQUENCES[name].values() for api, _ in sequence}
+    recorded_apis = {n for (t, n) in stats if t not in ("Transaction", "Scheduled")} - {"POST /authn/login-with-expiry"}
+    assert recorded_apis == expected_apis
+    assert all(stats[(t, n)]["num_requests"] > 0 for (t, n) in stats)
+    assert run.failures() == [], run.failures()
+    assert all(entry["num_failures"] == 0 for entry in stats.values())
+
+
+@pytest.mark.parametrize("name", list(RUNS))
+def test_sends_the_ptf_sequence(runs, name):
+    recorded = ptf.transactions(calls_of(runs[name]))
+    seen = {transaction for transaction, _ in recorded}
+    assert seen == set(SEQUENCES[name])
+    for transaction, calls in recorded:
+        problem = ptf.mismatch(calls, SEQUENCES[name][transaction])
+        assert problem is None, f"{transaction}: {problem}"
+
+
+def test_holds_never_request_an_instance_twice_for_one_requester(runs, seeded):
+    """Each requester/instance pair is used once: the request table has no pair twice, and holds (at least:
+    a request cut short by the end of a run may have been stored) every request the three runs placed."""
+    requesters = [r["id"] for r in seeded.pools["holds"]["requesters"]]
+    with psycopg.connect(seeded.dsn) as conn:
+        pairs = conn.execute(
+            f"SELECT jsonb->>'requesterId', jsonb->>'instanceId', count(*) FROM {seeded.tenant}_mod_circulation_storage.request "
+            "WHERE jsonb->>'requesterId' = ANY(%s) GROUP BY 1, 2", (requesters,)).fetchall()
+    placed = sum(runs[name].count("Transaction", "Place hold") for name in ("holds-patron", "holds-instance", "holds-item"))
+    assert placed > 0
+    assert [p for p in pairs if p[2] > 1] == []
+    assert sum(p[2] for p in pairs) >= placed
+
+
+def test_renewals_policy_outlasts_a_30_minute_2_user_run():
+    """The renewals dataset's loan policy (datasets/renewals.toml gives the numbers): renewable from the current
+    due date, so every renewal moves the due date, and at least 4 x the 24,100 renewals per loan that two users
+    back to back on one borrower made in 30 minutes on the sandbox."""
+    policy = dataset.load("renewals").used("loan_policy")[0]
+    renewals = policy["renewalsPolicy"]
+    assert policy["renewable"] and renewals["renewFromId"] == "CURRENT_DUE_DATE"
+    assert renewals["numberAllowed"] >= 4 * 24_100

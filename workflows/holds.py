@@ -1,0 +1,71 @@
+"""Placing holds (PTF report 001, `api-scripts/request/place-holds/`; folio-api.md §3.4), one call per
+iteration, three variants (`--variant`):
+
+- `patron` (default): the discovery layer's (EDS) instance hold through mod-patron,
+  POST /patron/account/{id}/instance/{instanceId}/hold;
+- `instance`: mod-circulation's instance-level request, POST /circulation/requests/instances;
+- `item`: an item-level Page request, POST /circulation/requests.
+
+Each instance (or item) is requested once, so no requester/instance pair repeats and FOLIO has no reason
+to refuse as a duplicate; requesters are shared round-robin. PTF's 3 s think time follows each request
+(times --think-time), and users start one per 10 s as PTF's ramp-up (8 users in 80 s).
+
+    locust -f workflows/holds.py --headless -u 8 -r 0.1 -t 30m --pools holds-pools.json --variant instance
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+from folioperf import FolioTaskSet, FolioUser, Option, Workflow, task
+
+VARIANTS = ("patron", "instance", "item")
+EXPIRES_AFTER = timedelta(days=365)
+
+
+def _date(when: datetime) -> str:
+    return when.strftime("%Y-%m-%dT%H:%M:%S.") + f"{when.microsecond // 1000:03d}+0000"  # PTF: yyyy-MM-dd'T'HH:mm:ss.SSSZ
+
+
+class PlaceHold(FolioTaskSet):
+    @task
+    def place_hold(self) -> None:
+        variant = self.options.variant
+        requester = self.pools.acquire("requesters")["id"]
+        pickup = self.pools.acquire("pickup_service_points")["id"]
+        target = self.pools.acquire("items" if variant == "item" else "instances")
+        now = datetime.now(timezone.utc)
+        okapi = self.okapi
+        with self.transaction("Place hold"):
+            if variant == "patron":
+                okapi.post("/patron/account/{id}/instance/{instanceId}/hold", id=requester, instanceId=target["id"],
+                           expect=(201,), json={"item": {"instanceId": target["id"]}, "requestDate": _date(now),
+                                                "pickupLocationId": pickup})
+            elif variant == "instance":
+                okapi.post("/circulation/requests/instances", expect=(201,), json={
+                    "requestDate": _date(now), "requesterId": requester, "instanceId": target["id"],
+                    "requestExpirationDate": _date(now + EXPIRES_AFTER), "pickupServicePointId": pickup})
+            else:
+                okapi.post("/circulation/requests", expect=(201,), json={
+                    "requestDate": _date(now), "requesterId": requester, "requestType": "Page",
+                    "fulfilmentPreference": "Hold Shelf", "itemId": target["id"],
+                    "requestExpirationDate": _date(now + EXPIRES_AFTER), "pickupServicePointId": pickup})
+        self.think(3)
+
+
+workflow = Workflow(
+    name="holds",
+    description="Place holds: mod-patron instance holds, instance- or item-level requests (PTF placing holds)",
+    taskset=PlaceHold,
+    dataset="holds",
+    pools={"requesters": "shared", "instances": "once", "items": "once", "pickup_service_points": "shared"},
+    transactions=("Place hold",),
+    spawn_rate=0.1,
+    options=(Option("variant", default="patron", choices=VARIANTS,
+                    help="patron: POST /patron/account/{id}/instance/{instanceId}/hold; instance: "
+                         "POST /circulation/requests/instances; item: POST /circulation/requests (Page)"),),
+)
+
+
+class PlaceHoldUser(FolioUser):
+    workflow = workflow

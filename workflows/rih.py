@@ -1,0 +1,42 @@
+"""Retrieving instances and holdings (PTF RIH, report 003; folio-api.md §3.5): an instance's SRS MARC record
+by HRID, then its holdings, with no think time.
+
+An open model, as PTF paces RIH with a shared ConstantThroughputTimer: iterations start at 3/s for the whole
+run by default (the report's normal load; `--rate 20/s` is its high load), whatever the number of users and
+workers. Users are only the concurrency that carries the rate: give enough of them (rate x response time,
+with room to spare), or the run falls behind and is flagged "target rate missed". Latency is also recorded
+from each iteration's scheduled start (request type "Scheduled"), so a slow FOLIO shows there in full.
+
+PTF's master scripts send the instance's HRID, as here; its stand-alone script sends the instance UUID as
+`instanceHrid` by mistake (folio-api.md §9).
+
+    locust -f workflows/rih.py --headless -u 20 -r 20 -t 1h --pools rih-pools.json --rate 20/s
+"""
+
+from __future__ import annotations
+
+from folioperf import FolioTaskSet, FolioUser, Workflow, task
+
+
+class RetrieveInstanceAndHoldings(FolioTaskSet):
+    @task
+    def retrieve(self) -> None:
+        instance = self.pools.acquire("instances")
+        with self.transaction("Retrieve instance and holdings"):
+            self.okapi.get("/source-storage/source-records", params={"instanceHrid": instance["hrid"], "limit": 1000})
+            self.okapi.get("/holdings-storage/holdings", params={"query": f"instanceId=={instance['id']}", "limit": 1000})
+
+
+workflow = Workflow(
+    name="rih",
+    description="Retrieve an instance's MARC record and its holdings at a constant rate (PTF RIH)",
+    taskset=RetrieveInstanceAndHoldings,
+    dataset="rih",
+    pools={"instances": "shared"},
+    transactions=("Retrieve instance and holdings",),
+    rate="3/s",
+)
+
+
+class RihUser(FolioUser):
+    workflow = workflow
