@@ -16,6 +16,7 @@ _COMMANDS = (
     "folioperf.report.cli",
     "folioperf.workflow_cli",
     "folioperf.seed.cli",
+    "folioperf.run_cli",
 )
 
 
@@ -32,7 +33,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, extra = parser.parse_known_args(argv)
+    if extra and not getattr(args, "accepts_extra", False):
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    args.extra = extra
     module, _, func = args.handler.partition(":")
     try:
         return int(getattr(importlib.import_module(module), func)(args) or 0)

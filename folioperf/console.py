@@ -43,6 +43,8 @@ class LiveView:
     def stop(self) -> None:
         self.update()
         self._live.stop()
+        if not self.console.is_terminal:  # a log or pipe gets the last frame without its line end
+            self.console.line()
 
     def update(self) -> None:
         self._live.update(self.render(), refresh=True)
@@ -88,16 +90,23 @@ def _clock(seconds: float) -> str:
 
 
 def summary_table(entries: Iterable[dict], title: str = "Results (ms)") -> Table:
-    """The PTF columns for stats.json-shaped entries: transactions first, then APIs by name."""
+    """The PTF columns for stats.json-shaped entries: transactions first, then latencies from the
+    scheduled start (open model), then APIs by name (their names start with the method)."""
     table = Table(title=title, header_style="bold", title_justify="left")
-    for col in ("Type", "Name", "Requests", "Failures", "Average", "50th", "75th", "95th", "req/s"):
-        table.add_column(col, justify="left" if col in ("Type", "Name") else "right")
-    rows = sorted(entries, key=lambda e: (e["type"] != TRANSACTION, e["type"] == "Scheduled", e["name"], e["type"]))
+    table.add_column("Name", ratio=1, overflow="fold")  # the name gives way on a narrow terminal, not the numbers
+    for col in ("Requests", "Failures", "Average", "50th", "75th", "95th", "req/s"):
+        table.add_column(col, justify="right", no_wrap=True)
+    rows = sorted(entries, key=lambda e: (e["type"] != TRANSACTION, e["type"] != "Scheduled", e["name"]))
+    previous = None
     for e in rows:
+        kind = e["type"] if e["type"] in (TRANSACTION, "Scheduled") else "API"
+        if previous is not None and kind != previous:
+            table.add_section()
+        previous = kind
+        name = e["name"] if kind != "Scheduled" else f"{e['name']} (from scheduled start)"
         failed = e.get("failures", 0)
         table.add_row(
-            e["type"],
-            e["name"],
+            Text(name, style="bold" if kind == TRANSACTION else ""),
             f"{e['count']:,}",
             Text(f"{failed:,}", style="red" if failed else ""),
             _fmt_ms(e.get("avg")),

@@ -125,11 +125,11 @@ def _emit(doc, fmt: str, output: str | None) -> None:
     from folioperf.report import html, markdown
 
     text = (markdown if fmt == "markdown" else html).render(doc)
-    _write(Path(output), text)
+    write_file(Path(output), text)
     print(f"wrote {output}", file=sys.stderr)
 
 
-def _write(path: Path, text: str) -> None:
+def write_file(path: Path, text: str) -> None:
     """Write whole or not at all: a temporary file beside the target, renamed over it."""
     from folioperf.errors import FolioperfError
 

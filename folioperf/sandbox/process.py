@@ -15,6 +15,7 @@ from folioperf.config import DEFAULT_ADMIN_PASSWORD, DEFAULT_ADMIN_USER, DEFAULT
 from folioperf.errors import FolioperfError
 
 START_TIMEOUT = 60.0
+ERROR_PREFIX = "folioperf: error: "  # how the CLI prints a FolioperfError
 
 
 @dataclass
@@ -95,8 +96,11 @@ def start_sandbox(dsn: str, tenants: tuple[str, ...] = (DEFAULT_TENANT,), proces
             proc.kill()
             raise FolioperfError(f"sandbox did not start within {START_TIMEOUT:.0f} s") from None
         if line is None:
-            log = open(log_path).read()[-2000:] if log_path else ""
-            raise FolioperfError(f"sandbox exited with {proc.wait()} before it was ready\n{log}")
+            log = open(log_path).read() if log_path else ""
+            said = [l.removeprefix(ERROR_PREFIX) for l in log.splitlines() if l.startswith(ERROR_PREFIX)]
+            if said:  # the sandbox's own one-line reason (PostgreSQL unreachable, a bad option, ...)
+                raise FolioperfError(f"the sandbox did not start: {said[-1]}")
+            raise FolioperfError(f"sandbox exited with {proc.wait()} before it was ready\n{log[-2000:]}")
         if "sandbox ready at " in line:
             url = line.split("sandbox ready at ", 1)[1].split()[0]
             return SandboxInstance(url, tenants[0], DEFAULT_ADMIN_USER, DEFAULT_ADMIN_PASSWORD, dsn, proc, tenants)

@@ -106,15 +106,8 @@ def pools(args: argparse.Namespace) -> int:
         pools = datapools.build(source, ds, workflow, args.limit)
         where = f"{args.okapi_url} (tenant {args.tenant})"
     else:
-        from folioperf.seed import layout as layout_mod
-        from folioperf.seed.seeding import connect
-
         dsn = args.db or dsn_from_env()
-        with connect(dsn) as conn:
-            layout = layout_mod.inspect(conn, args.tenant, db.redact(dsn))
-            with conn.transaction():  # one snapshot: the pools agree with each other
-                conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-                pools = datapools.build(datapools.DatabaseSource(conn, layout), ds, workflow, args.limit)
+        pools = datapools.from_database(dsn, args.tenant, ds, workflow, args.limit)
         source = datapools.DatabaseSource
         where = f"tenant {args.tenant} at {db.redact(dsn)}"
     datapools.check(pools, args.tenant, ds)

@@ -385,3 +385,16 @@ def write(path: str, tenant: str, source: str, ds: Dataset, pools: dict[str, lis
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def from_database(dsn: str, tenant: str, ds: Dataset, workflow: str, limit: int) -> dict[str, list[dict]]:
+    """The workflow's pools read from the tenant's database in one snapshot, so they agree with each other."""
+    from folioperf import db
+    from folioperf.seed import layout as layout_mod
+    from folioperf.seed.seeding import connect
+
+    with connect(dsn) as conn:
+        layout = layout_mod.inspect(conn, tenant, db.redact(dsn))
+        with conn.transaction():
+            conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            return build(DatabaseSource(conn, layout), ds, workflow, limit)

@@ -1,0 +1,37 @@
+"""`folioperf campaign`: the PTF matrix against the sandbox, one combined report."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from folioperf.report.runs import load_runs
+from tests.locust_process import WORKFLOWS, clean_env
+
+BROWSE = str(WORKFLOWS / "browse.py")
+
+
+def test_a_campaign_of_one_and_two_users_writes_one_combined_report(run_dsn, tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "folioperf", "campaign", BROWSE, "--users", "1,2", "--duration", "10s",
+                           "--db", run_dsn, "--unit", "ms"], cwd=tmp_path, env=clean_env(),
+                          capture_output=True, text=True, timeout=240)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    (campaign,) = (tmp_path / "results").iterdir()
+    assert campaign.name.endswith("-browse-campaign")
+    runs = load_runs([campaign])
+    assert sorted(r.run.users for r in runs) == [1, 2]
+    assert all(r.run.duration_s == 10 and r.entry("Transaction", "Browse").count > 0 for r in runs)
+    report = (campaign / "report.md").read_text()
+    header = next(line for line in report.splitlines() if line.startswith("| Transaction |"))
+    assert header.startswith("| Transaction | 1 user Average | 1 user 50th | 1 user 75th | 1 user 95th | 2 users Average")
+    assert "| Browse |" in report
+    assert "mod_users" in report  # the database section: the sandbox's real statements
+    html = (campaign / "report.html").read_text()
+    assert "<img" in html and "Browse" in html
+
+
+def test_reset_between_is_refused_for_the_sandbox(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "folioperf", "campaign", BROWSE, "--users", "1", "--reset-between"],
+                          cwd=tmp_path, env=clean_env(), capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and "the sandbox resets before every run" in proc.stderr
+    assert not (tmp_path / "results").exists()

@@ -1,0 +1,206 @@
+"""`folioperf run` end to end: real sandboxes, real Locust processes, the results directory read back."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import psutil
+import pytest
+import requests
+
+from folioperf import results
+from tests.locust_process import WORKFLOWS, clean_env, free_port
+
+BROWSE = str(WORKFLOWS / "browse.py")
+AUTH_CALLS = ("POST /authn/login-with-expiry", "POST /authn/login", "POST /authn/refresh")
+
+
+def folioperf(*args: str) -> list[str]:
+    return [sys.executable, "-m", "folioperf", *args]
+
+
+def run(args: list[str], cwd: Path, password: str = "admin", timeout: float = 150) -> subprocess.CompletedProcess:
+    return subprocess.run(folioperf("run", *args), cwd=cwd, env=clean_env(FOLIOPERF_PASSWORD=password),
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def start(args: list[str], cwd: Path, password: str = "admin") -> subprocess.Popen:
+    """`folioperf run` in its own session, as a terminal would run it (Ctrl-C is sent to it alone)."""
+    return subprocess.Popen(folioperf("run", *args), cwd=cwd, env=clean_env(FOLIOPERF_PASSWORD=password),
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+
+
+def only_results(root: Path) -> results.Results:
+    found = [p for p in root.iterdir() if not p.name.startswith(".")] if root.exists() else []
+    assert len(found) == 1, f"expected one results directory in {root}, found {found}"
+    return results.load(found[0])
+
+
+def wait_for(condition, what: str, timeout: float = 60.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def served(counters: dict, name: str) -> int:
+    return counters["requests"].get(name, {}).get("total", 0)
+
+
+def requests_seen(sandbox, name: str) -> int:
+    return served(sandbox.counters(), name)
+
+
+@pytest.fixture(scope="module")
+def secret_sandbox(folio_sandbox_factory):
+    """A sandbox with a tenant of its own and an admin password that must never be written anywhere."""
+    password = f"Zebra-{uuid.uuid4().hex[:12]}"
+    sandbox = folio_sandbox_factory(tenants=("fs00000042",), admin_password=password)
+    sandbox.password = password
+    return sandbox
+
+
+def test_two_workers_count_what_the_sandbox_counted_and_keep_secrets(secret_sandbox, tmp_path):
+    before = secret_sandbox.counters()
+    proc = run([BROWSE, "--users", "4", "--spawn-rate", "4", "--duration", "8s", "--workers", "2",
+                "--okapi-url", secret_sandbox.url, "--tenant", secret_sandbox.tenant, "--results", "out"],
+               tmp_path, password=secret_sandbox.password)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    after = secret_sandbox.counters()
+    res = only_results(tmp_path / "out")
+    assert res.run.workers == 2 and res.run.users == 4 and not any(vars(res.run.flags).values())
+    apis = res.apis()
+    assert {e.name for e in apis} >= {"GET /groups", "GET /groups/{id}", "GET /users", "GET /users/{id}"}
+    for entry in apis:
+        counted = served(after, entry.name) - served(before, entry.name)
+        if entry.name in AUTH_CALLS:  # the master's one login (preflight, test data) is not part of the load
+            assert counted - entry.count in (0, 1), entry.name
+        elif entry.name == "GET /groups":  # nor is the master's one read of the workflow's test data
+            assert counted == entry.count + 1
+        else:
+            assert counted == entry.count, f"{entry.name}: sandbox {counted}, folioperf {entry.count}"
+    browse = res.entry("Transaction", "Browse")
+    assert browse.count > 0 and browse.failures == 0
+    assert browse.count == res.entry("GET", "GET /groups").count
+    # no password and no token in anything the run printed or wrote
+    texts = [proc.stdout, proc.stderr] + [p.read_text() for p in res.path.iterdir()]
+    for text in texts:
+        assert secret_sandbox.password not in text
+        assert "eyJ" not in text  # the sandbox's tokens are JWTs
+
+
+def test_the_sandbox_run_seeds_nothing_it_does_not_need_and_reports_the_database(run_dsn, tmp_path):
+    proc = run([BROWSE, "--users", "2", "--duration", "5s", "--db", run_dsn, "--tag", "smoke"], tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    res = only_results(tmp_path / "results")
+    assert res.run.target.sandbox and res.run.tag == "smoke" and res.run.duration_s == 5
+    assert res.run.target.modules, "the sandbox lists its module versions"
+    assert res.report_html is not None and "Browse" in res.report_html.read_text()
+    assert res.db is not None and res.db["statements"]["available"]
+    assert any(s["calls"] > 0 and "mod_users" in s["query"] for s in res.db["statements"]["top"])
+    assert "Results (ms)" in proc.stdout and "Browse" in proc.stdout and "exit code 0" in proc.stdout
+
+
+def test_ctrl_c_mid_run_writes_a_complete_directory_flagged_interrupted(folio_sandbox, tmp_path):
+    proc = start([BROWSE, "--users", "3", "--duration", "2m", "--okapi-url", folio_sandbox.url, "--results", "out"],
+                 tmp_path)
+    try:
+        base = requests_seen(folio_sandbox, "GET /groups")
+        wait_for(lambda: requests_seen(folio_sandbox, "GET /groups") > base + 20, "the load to start")
+        os.kill(proc.pid, signal.SIGINT)
+        output, _ = proc.communicate(timeout=90)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, output
+    res = only_results(tmp_path / "out")
+    assert res.run.flags.interrupted and res.run.exit_code == 130
+    assert res.run.elapsed_s < 60
+    assert res.entry("Transaction", "Browse").count > 0
+    assert {p.name for p in res.path.iterdir()} >= {"run.json", "stats.json", "timeseries.csv", "failures.csv", "report.html"}
+
+
+def test_a_killed_worker_is_flagged(folio_sandbox, tmp_path):
+    proc = start([BROWSE, "--users", "4", "--spawn-rate", "4", "--duration", "20s", "--workers", "2",
+                  "--okapi-url", folio_sandbox.url, "--results", "out"], tmp_path)
+    try:
+        def workers():
+            found = [p for p in psutil.Process(proc.pid).children() if "--worker" in p.cmdline()]
+            return found if len(found) == 2 else None
+
+        victim = wait_for(workers, "two workers")[0]
+        base = requests_seen(folio_sandbox, "GET /groups")
+        wait_for(lambda: requests_seen(folio_sandbox, "GET /groups") > base + 20, "the load to start")
+        victim.kill()
+        output, _ = proc.communicate(timeout=90)
+    finally:
+        proc.kill()
+    assert proc.returncode == 5, output
+    res = only_results(tmp_path / "out")
+    assert res.run.flags.worker_lost and not res.run.flags.interrupted
+    assert res.entry("Transaction", "Browse").count > 0
+
+
+def test_web_ui_driven_from_a_browser_writes_the_results(folio_sandbox, tmp_path):
+    chromium = shutil.which("chromium")
+    if chromium is None:
+        pytest.fail("chromium is missing: install it with `apt-get install -y chromium` (.ci/run does)")
+    from playwright.sync_api import expect, sync_playwright
+
+    port = free_port()
+    proc = start([BROWSE, "--users", "2", "--duration", "30s", "--web", "--web-port", str(port),
+                  "--okapi-url", folio_sandbox.url, "--results", "out"], tmp_path)
+    try:
+        def answers() -> bool:
+            try:
+                return requests.get(f"http://127.0.0.1:{port}/", timeout=1).status_code == 200
+            except requests.RequestException:
+                return False
+
+        wait_for(answers, "the web UI")
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
+            page = browser.new_page()
+            page.goto(f"http://127.0.0.1:{port}/")
+            page.get_by_role("button", name="Start").click()
+            expect(page.get_by_text("GET /groups/{id}")).to_be_visible(timeout=30_000)
+            expect(page.get_by_role("cell", name="Browse", exact=True)).to_be_visible(timeout=30_000)
+            page.get_by_role("button", name="Stop").click()
+            wait_for(lambda: (tmp_path / "out").exists() and any(
+                not p.name.startswith(".") for p in (tmp_path / "out").iterdir()), "the results directory")
+            browser.close()
+        os.kill(proc.pid, signal.SIGINT)
+        output, _ = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    res = only_results(tmp_path / "out")
+    assert res.run.users == 2 and not res.run.flags.interrupted
+    assert res.entry("Transaction", "Browse").count > 0
+
+
+@pytest.mark.parametrize("args, message", [
+    (["no-such-workflow", "--users", "1"], "no-such-workflow"),
+    ([BROWSE, "--users", "0"], "--users"),
+    ([BROWSE, "--users", "1", "--duration", "soon"], "invalid duration"),
+    ([BROWSE, "--users", "1", "--variant", "item"], "unknown option --variant"),
+    ([BROWSE, "--users", "1", "--workers", "2", "--master"], "choose one"),
+    ([BROWSE, "--users", "1", "--okapi-url", "http://127.0.0.1:9", "--results", "out"], "127.0.0.1:9"),
+    ([BROWSE, "--users", "1", "--db", "postgresql://postgres@127.0.0.1:9/x", "--results", "out"],
+     "the sandbox did not start: cannot connect to PostgreSQL"),
+])
+def test_bad_input_is_one_line_and_exit_2(args, message, tmp_path):
+    proc = run(args, tmp_path, timeout=60)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert message in proc.stderr
+    assert "Traceback" not in proc.stderr + proc.stdout
+    assert not (tmp_path / "out").exists()
