@@ -249,6 +249,10 @@ def run(args: argparse.Namespace) -> int:
     workflow = _workflow(args.workflow)
     extra = _extra_options(workflow, getattr(args, "extra", []))
     spawn_rate = _spawn_rate(args, workflow)
+    ramp_up = args.users / spawn_rate
+    if ramp_up >= args.duration and not args.web:
+        err.print(f"[yellow]folioperf: warning: starting {args.users} users at {spawn_rate:g}/s takes {ramp_up:g} s, "
+                  f"as long as the whole run ({args.duration} s): give a longer --duration or a shorter --ramp-up[/]")
     ds = _dataset(args, workflow)
     with ExitStack() as stack, tempfile.TemporaryDirectory(prefix="folioperf-run-") as directory:
         if args.okapi_url:

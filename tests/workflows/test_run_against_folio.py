@@ -1,0 +1,27 @@
+"""`folioperf run` against a FOLIO it did not start (the seeded tenant, reached by URL only): nothing is
+seeded, and the test data is read through the API because no database is given."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from folioperf.report.runs import load_runs
+from tests.locust_process import clean_env
+
+
+def test_run_against_a_folio_reads_the_test_data_through_the_api(seeded, tmp_path):
+    proc = subprocess.run(
+        [sys.executable, "-m", "folioperf", "run", "rih", "--users", "2", "--duration", "8s", "--rate", "10/s",
+         "--okapi-url", seeded.url, "--tenant", seeded.tenant, "--username", seeded.username],
+        cwd=tmp_path, env=clean_env(FOLIOPERF_PASSWORD=seeded.password), capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "starting the sandbox" not in proc.stderr and "seeded" not in proc.stderr
+    instances = len(seeded.pools["rih"]["instances"])
+    assert f"test data: instances {instances:,}" in proc.stderr
+    (run,) = load_runs([tmp_path / "results"])
+    assert not run.run.target.sandbox and run.run.target.tenant == seeded.tenant and run.run.rate == 10
+    done = run.entry("Transaction", "Retrieve instance and holdings")
+    assert done.count >= 76 and done.failures == 0  # 10/s for 8 s, within 5 %
+    assert run.entry("Scheduled", "Retrieve instance and holdings").count == done.count
+    assert {e.name for e in run.apis()} >= {"GET /source-storage/source-records", "GET /holdings-storage/holdings"}
