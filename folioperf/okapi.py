@@ -530,10 +530,12 @@ class Okapi:
                 return _Call(response, status, False, False, self._scrub(f"HTTP {status}: {type(exc).__name__}: {exc}"), 0.0, 0)
         else:
             ok = status in expect
+        if ok:  # the message is for failures only: building it reads and scrubs the body
+            return _Call(response, status, True, status >= 400, "", 0.0, 0)
         message = f"HTTP {status} {self._scrub(_summary(response))}".rstrip()
-        if not ok and expect is not None and not callable(expect):
+        if expect is not None and not callable(expect):
             message += f" (expected {'/'.join(map(str, expect))})"
-        return _Call(response, status, ok, ok and status >= 400, message, 0.0, 0)
+        return _Call(response, status, False, False, message, 0.0, 0)
 
     def _scrub(self, text: str) -> str:
         """Tokens out of any text we report; the password too where it could be an echoed JSON value (FOLIO

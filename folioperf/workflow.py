@@ -199,10 +199,10 @@ class FolioUser(FastHttpUser):
         self.think_time: float = run.settings.think_time
 
     def wait_time(self) -> float:
-        if open_model.active(self.environment):
-            return 0  # the open model's schedule decides when the next iteration starts
         seconds = (self.workflow.pacing or 0) * self.think_time
-        return constant_pacing(seconds)(self) if seconds > 0 else 0
+        if seconds <= 0 or open_model.active(self.environment):
+            return 0  # no pacing, or the open model's schedule decides when the next iteration starts
+        return constant_pacing(seconds)(self)
 
     def on_stop(self) -> None:
         self.pools.release_all()
@@ -237,7 +237,10 @@ class _FolioTasks:
 
     def execute_task(self, task: Any) -> None:
         try:
-            with open_model.iteration(self):  # open model: wait for this iteration's scheduled start
+            if open_model.active(self.user.environment):
+                with open_model.iteration(self):  # wait for this iteration's scheduled start
+                    super().execute_task(task)  # type: ignore[misc]
+            else:
                 super().execute_task(task)  # type: ignore[misc]
         except (RescheduleTask, RescheduleTaskImmediately, InterruptTaskSet, StopUser):
             raise  # Locust's own flow control, not a failure

@@ -1,0 +1,479 @@
+"""Load generator speed and measurement overhead, measured side by side in one run on this machine.
+
+    python bench/generator.py [--rounds 3] [--seconds 5] [--users 32] [--overhead-seconds 20] [--overhead-users 20]
+
+1. Requests per core. The same GET, back to back from --users users, by one Locust process running a
+   bare FastHttpUser loop (bench/locust_bare.py) and one running it through folioperf
+   (bench/locust_folio.py: a FolioUser whose task calls `self.okapi.get` inside `with
+   self.transaction(...)`, with folioperf's plugin and metrics listener), against one tiny server that
+   answers like Okapi (canned answers, TCP_NODELAY) pinned to its own CPU. The server counts the GETs it
+   answers per client connection, so each process's count is known; divided by the process's CPU
+   seconds it gives requests per core.
+   a. alternately, --rounds times each, each process alone on one CPU: requests/s of a whole core;
+   b. side by side, --rounds times: both processes at once on the same CPU. This machine's CPU speed
+      drifts by tens of percent from one second to the next (other tenants), which alternating windows
+      of a few seconds cannot cancel; two processes sharing one CPU see the same speed, so their ratio
+      is steady. The verdict (goal >= 0.9) is the median ratio of these rounds.
+
+2. Measurement overhead. A sandbox whose latency profile gives `GET /groups/{id}` a fixed 50 ms delay
+   (after a short unmeasured warm-up). First --overhead-users users GET it through folioperf for
+   --overhead-seconds: folioperf's own p50 and p99 minus 50 ms are the verdict (goal <= 2 ms at p99).
+   Then, for the same time, half as many users through folioperf and half through the bare loop at once,
+   so both see the same machine. Each run also shows what the sandbox reports per request in its
+   X-Okapi-Trace header (from taking the request to answering it, the delay included) and, per request,
+   the client's time minus the sandbox's (the generator, the loopback and the scheduler). The sandbox's
+   request counter is printed next to folioperf's count; and, for scale, this machine's floor with no
+   generator at all: how late a 50 ms sleep wakes up, and a loopback round trip to the tiny server
+   after 50 ms idle.
+"""
+
+from __future__ import annotations
+
+import sys
+
+if __name__ == "__main__" and len(sys.argv) > 1 and sys.argv[1] == "okapi-server":
+    from gevent import monkey  # the helper process serves with gevent: patch first
+
+    monkey.patch_all()
+
+import argparse  # noqa: E402
+import base64  # noqa: E402
+import json  # noqa: E402
+import math  # noqa: E402
+import os  # noqa: E402
+import signal  # noqa: E402
+import statistics  # noqa: E402
+import subprocess  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+import urllib.request  # noqa: E402
+from dataclasses import dataclass  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+BENCH = Path(__file__).resolve().parent
+BARE, FOLIO = BENCH / "locust_bare.py", BENCH / "locust_folio.py"
+SIDES = {"bare": BARE, "folioperf": FOLIO}
+BENCH_DB = "postgresql://postgres@127.0.0.1:5432/folioperf_bench_generator"
+GROUP = "bdc2b6d4-5ceb-4a12-ab46-249b9a68473e"  # the sandbox's "undergrad" patron group
+GET_NAME = "GET /groups/{id}"
+DELAY_MS = 50.0
+WARM_REQUESTS = 2000  # GETs of each process before a window opens: users spawned, logged in, connected
+WARM_UP_SECONDS = 3.0  # the sandbox's first requests (caches, prepared statements) are not measured
+START_TIMEOUT = 60.0
+
+
+# -- a tiny server answering like Okapi ---------------------------------------------------------------
+
+def _token() -> str:
+    """An unsigned JWT shaped like FOLIO's, valid for a day (the server never checks it)."""
+    def part(obj: dict) -> str:
+        return base64.urlsafe_b64encode(json.dumps(obj).encode()).decode().rstrip("=")
+
+    now = int(time.time())
+    return ".".join((part({"alg": "HS256"}), part({"sub": "diku_admin", "tenant": "diku", "iat": now,
+                                                    "exp": now + 86400}), "c2lnbmF0dXJl"))
+
+
+def _answer(status: str, headers: list[tuple[str, str]], body: bytes) -> bytes:
+    head = [f"HTTP/1.1 {status}", *(f"{k}: {v}" for k, v in headers), f"Content-Length: {len(body)}", "", ""]
+    return "\r\n".join(head).encode() + body
+
+
+def okapi_server() -> None:
+    """Canned Okapi answers over keep-alive connections: the two logins, GET /groups/{id}, and
+    GET /_/count (GETs of /groups answered so far, in all and by client port). Prints its port, then
+    serves until SIGTERM."""
+    import gevent
+    from gevent.server import StreamServer
+
+    from folioperf.sandbox.server import listen
+
+    token = _token()
+    group = json.dumps({"group": "undergrad", "desc": "Undergraduate Student", "id": GROUP,
+                        "expirationOffsetInDays": 0, "metadata": {"createdDate": "2024-01-01T00:00:00.000+00:00",
+                                                                  "updatedDate": "2024-01-01T00:00:00.000+00:00"}}).encode()
+    json_type = ("Content-Type", "application/json")
+    group_answer = _answer("200 OK", [json_type, ("X-Okapi-Trace", "GET mod-users-19.4.0 /groups : 200 300us")], group)
+    expiry = _answer("201 Created", [json_type, ("Set-Cookie", f"folioAccessToken={token}; Max-Age=86400; Path=/; Secure; HttpOnly"),
+                                     ("Set-Cookie", f"folioRefreshToken={token}; Max-Age=604800; Path=/authn; Secure; HttpOnly")],
+                     b'{"accessTokenExpiration":"2099-01-01T00:00:00Z","refreshTokenExpiration":"2099-01-01T00:00:00Z"}')
+    legacy = _answer("201 Created", [json_type, ("x-okapi-token", token)], json.dumps({"okapiToken": token}).encode())
+    not_found = _answer("404 Not Found", [("Content-Type", "text/plain")], b"No suitable module found")
+    by_port: dict[int, int] = {}  # GETs of /groups answered, by client port (which process sent them)
+
+    def respond(method: bytes, target: bytes, port: int) -> bytes:
+        if method == b"GET" and target.startswith(b"/groups/"):
+            by_port[port] = by_port.get(port, 0) + 1
+            return group_answer
+        if method == b"POST" and target == b"/authn/login-with-expiry":
+            return expiry
+        if method == b"POST" and target == b"/authn/login":
+            return legacy
+        if method == b"GET" and target == b"/_/count":
+            return _answer("200 OK", [json_type], json.dumps({"groups": sum(by_port.values()), "by_port": by_port}).encode())
+        return not_found
+
+    def handle(conn, address) -> None:
+        try:
+            serve_connection(conn, address[1])
+        except OSError:  # a Locust process stopped mid-request
+            pass
+
+    def serve_connection(conn, port: int) -> None:
+        buf = b""
+        while True:
+            end = buf.find(b"\r\n\r\n")
+            while end < 0:
+                chunk = conn.recv(65536)
+                if not chunk:
+                    return
+                buf += chunk
+                end = buf.find(b"\r\n\r\n")
+            head, rest = buf[:end], buf[end + 4:]
+            method, target, _ = head[:head.find(b"\r\n") if b"\r\n" in head else len(head)].split(b" ", 2)
+            lower = head.lower()
+            length, at = 0, lower.find(b"\r\ncontent-length:")
+            if at >= 0:
+                stop = lower.find(b"\r\n", at + 2)
+                length = int(lower[at + 17:stop if stop >= 0 else len(lower)])
+            while len(rest) < length:
+                chunk = conn.recv(65536)
+                if not chunk:
+                    return
+                rest += chunk
+            buf = rest[length:]
+            conn.sendall(respond(method, target, port))
+
+    sock = listen("127.0.0.1", 0)  # the sandbox's listening socket: TCP_NODELAY, inherited by connections
+    server = StreamServer(sock, handle)
+    print(sock.getsockname()[1], flush=True)
+    gevent.signal_handler(signal.SIGTERM, server.stop)
+    server.serve_forever()
+
+
+class OkapiServer:
+    """The tiny server as a child process (optionally pinned to one CPU)."""
+
+    def __init__(self, cpu: int | None) -> None:
+        self.process = subprocess.Popen([sys.executable, __file__, "okapi-server"], stdout=subprocess.PIPE, text=True,
+                                        start_new_session=True)
+        if cpu is not None:
+            os.sched_setaffinity(self.process.pid, {cpu})
+        self.port = int(self.process.stdout.readline().strip())
+        self.url = f"http://127.0.0.1:{self.port}"
+
+    def login(self) -> str:
+        request = urllib.request.Request(self.url + "/authn/login", data=b"{}", method="POST")
+        with urllib.request.urlopen(request, timeout=10) as r:
+            return r.headers["x-okapi-token"]
+
+    def counts(self) -> dict[int, int]:
+        """GETs answered so far, by client port."""
+        with urllib.request.urlopen(self.url + "/_/count", timeout=10) as r:
+            return {int(port): n for port, n in json.load(r)["by_port"].items()}
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait()
+
+
+# -- Locust processes ---------------------------------------------------------------------------------
+
+def clean_env(**extra: str) -> dict[str, str]:
+    """The environment without the caller's FOLIOPERF_*/LOCUST_* settings, plus `extra`."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("FOLIOPERF_", "LOCUST_", "GENERATOR_BENCH_"))}
+    env.update(extra)
+    return env
+
+
+@dataclass
+class Locust:
+    side: str
+    process: subprocess.Popen
+    workdir: Path
+
+    @property
+    def out(self) -> Path:
+        return self.workdir / "out.json"
+
+    def log_tail(self, chars: int = 1500) -> str:
+        log = self.workdir / "locust.log"
+        return log.read_text(errors="replace")[-chars:] if log.exists() else ""
+
+    def stop(self, timeout: float = 30) -> None:
+        """SIGTERM (Locust then stops its users and writes its results), SIGKILL if it hangs."""
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait()
+
+    def result(self) -> dict:
+        if not self.out.exists():
+            raise SystemExit(f"generator bench: the {self.side} Locust process wrote no results; its log ends:\n"
+                             f"{self.log_tail()}")
+        result = json.loads(self.out.read_text())
+        entries = result.get("entries")
+        result["failed"] = result["failures"] if entries is None else sum(e["failures"] for e in entries.values())
+        return result
+
+
+def start_locust(side: str, host: str, users: int, run_time: float, workdir: Path, cpu: int | None,
+                 **env: str) -> Locust:
+    workdir.mkdir(parents=True)
+    cmd = [sys.executable, "-m", "locust", "-f", str(SIDES[side]), "--headless", "--only-summary",
+           "-u", str(users), "-r", str(users), "-t", f"{math.ceil(run_time)}s", "--host", host,
+           "--stop-timeout", "0", "--loglevel", "WARNING"]
+    env = clean_env(GENERATOR_BENCH_OUT=str(workdir / "out.json"), **env)
+    with open(workdir / "locust.log", "ab") as log:
+        proc = subprocess.Popen(cmd, cwd=workdir, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    if cpu is not None:
+        os.sched_setaffinity(proc.pid, {cpu})
+    return Locust(side, proc, workdir)
+
+
+# -- 1. requests per core -----------------------------------------------------------------------------
+
+def client_ports(pid: int, server_port: int) -> set[int]:
+    import psutil
+
+    return {c.laddr.port for c in psutil.Process(pid).net_connections("tcp") if c.raddr and c.raddr.port == server_port}
+
+
+def cpu_seconds(pid: int) -> float:
+    import psutil
+
+    times = psutil.Process(pid).cpu_times()
+    return times.user + times.system
+
+
+def throughput(sides: list[str], server: OkapiServer, token: str, users: int, seconds: float, workdir: Path,
+               cpu: int | None) -> dict[str, dict]:
+    """Run the given sides at once (each its own Locust process on `cpu`); figures of each over one window."""
+    procs = [start_locust(side, server.url, users, START_TIMEOUT + seconds + 30, workdir / side, cpu,
+                          GENERATOR_BENCH_TOKEN=token, FOLIOPERF_PASSWORD="bench") for side in sides]
+    try:
+        deadline = time.monotonic() + START_TIMEOUT
+        while True:  # every process warmed up: spawned, logged in, connections open
+            counts = server.counts()
+            ports = {p.side: client_ports(p.process.pid, server.port) for p in procs}
+            if all(sum(counts.get(q, 0) for q in ports[p.side]) >= WARM_REQUESTS for p in procs):
+                break
+            for p in procs:
+                if p.process.poll() is not None or time.monotonic() > deadline:
+                    raise SystemExit(f"generator bench: the {p.side} Locust process never got going; its log ends:\n"
+                                     f"{p.log_tail()}")
+            time.sleep(0.1)
+        before, t0 = server.counts(), time.perf_counter()
+        cpu0 = {p.side: cpu_seconds(p.process.pid) for p in procs}
+        server0 = cpu_seconds(server.process.pid)
+        time.sleep(seconds)  # the measurement window
+        after, t1 = server.counts(), time.perf_counter()
+        cpu1 = {p.side: cpu_seconds(p.process.pid) for p in procs}
+        server1 = cpu_seconds(server.process.pid)
+    finally:
+        for p in procs:
+            p.stop()
+    elapsed, figures = t1 - t0, {}
+    for p in procs:
+        served = sum(after.get(q, 0) - before.get(q, 0) for q in ports[p.side])
+        used = cpu1[p.side] - cpu0[p.side]
+        figures[p.side] = {"rps": served / elapsed, "per_core": served / used, "cpu": used / elapsed,
+                           "server_cpu": (server1 - server0) / elapsed, "failures": p.result()["failed"]}
+    return figures
+
+
+# -- 2. measurement overhead --------------------------------------------------------------------------
+
+def nearest_rank(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered), max(1, math.ceil(round(q * len(ordered), 9)))) - 1]
+
+
+def latency_figures(result: dict) -> dict:
+    """p50/p99 of the client's times, the sandbox's trace times and their difference, per request."""
+    client = [ms for ms, _ in result["pairs"]]
+    sandbox = [us / 1000 for _, us in result["pairs"]]
+    outside = [c - s for c, s in zip(client, sandbox)]
+    figures = {"traced": len(client)}
+    for label, values in (("client", client), ("sandbox", sandbox), ("outside", outside)):
+        figures[label] = (nearest_rank(values, 0.50), nearest_rank(values, 0.99)) if values else (math.nan, math.nan)
+    return figures
+
+
+def idle_floor(server: OkapiServer, samples: int = 100) -> dict[str, tuple[float, float]]:
+    """What this machine adds to any 50 ms wait, generator or not: how late a 50 ms sleep wakes up, and a
+    loopback round trip to the tiny server after 50 ms idle (ms, p50 and p99)."""
+    import socket
+
+    late, trips = [], []
+    request = b"GET /groups/floor HTTP/1.1\r\nHost: bench\r\n\r\n"
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        for _ in range(samples):
+            started = time.perf_counter()
+            time.sleep(DELAY_MS / 1000)
+            woke = time.perf_counter()
+            sock.sendall(request)
+            sock.recv(65536)  # the canned answer fits one read
+            late.append((woke - started) * 1000 - DELAY_MS)
+            trips.append((time.perf_counter() - woke) * 1000)
+    return {"sleep_late": (nearest_rank(late, 0.5), nearest_rank(late, 0.99)),
+            "round_trip": (nearest_rank(trips, 0.5), nearest_rank(trips, 0.99))}
+
+
+def side_figures(result: dict) -> dict:
+    """A latency run's figures: folioperf's own p50/p99 (its histograms) or the bare loop's exact ones."""
+    figures = latency_figures(result)
+    entries = result.get("entries")
+    if entries is None:
+        return {**figures, "count": result["requests"], "failures": result["failed"], "p50": figures["client"][0],
+                "p99": figures["client"][1]}
+    entry = entries.get(f"GET {GET_NAME}")  # keys are "<request type> <name>"
+    if entry is None or not entry["count"]:
+        raise SystemExit(f"generator bench: folioperf recorded no {GET_NAME}")
+    return {**figures, "count": entry["count"], "failures": entry["failures"], "p50": entry["p50"], "p99": entry["p99"]}
+
+
+def overhead(users: int, seconds: float, workdir: Path) -> dict:
+    """folioperf alone with `users` users; then bare and folioperf side by side with half as many each."""
+    import requests
+
+    from folioperf.config import DEFAULT_ADMIN_PASSWORD
+    from folioperf.db import drop_database, ensure_database
+    from folioperf.sandbox.process import start_sandbox
+
+    workdir.mkdir(parents=True)
+    profile = workdir / "fixed-50ms.toml"
+    profile.write_text(f'description = "bench/generator.py: a fixed delay on one endpoint"\n\n[endpoints]\n'
+                       f'"{GET_NAME}" = {{ fixed = {DELAY_MS:g} }}\n')
+    drop_database(BENCH_DB)
+    ensure_database(BENCH_DB)
+    sandbox = start_sandbox(BENCH_DB, log_path=str(workdir / "sandbox.log"), latency_profile=str(profile))
+    try:
+        env = {"GENERATOR_BENCH_TRACE": "1", "GENERATOR_BENCH_TOKEN": sandbox.login(),
+               "FOLIOPERF_PASSWORD": DEFAULT_ADMIN_PASSWORD}
+        half = max(users // 2, 1)
+        stages = {"warm-up": [("bare", users, WARM_UP_SECONDS)], "alone": [("folioperf", users, seconds)],
+                  "paired": [("bare", half, seconds), ("folioperf", half, seconds)]}
+        results: dict[str, dict] = {}
+        for stage, runs in stages.items():
+            requests.post(sandbox.url + "/_/sandbox/counters/reset", timeout=10).raise_for_status()
+            procs = [start_locust(side, sandbox.url, n, run_time, workdir / f"{stage}-{side}", None, **env)
+                     for side, n, run_time in runs]
+            deadline = time.monotonic() + seconds + START_TIMEOUT
+            for p in procs:
+                try:
+                    p.process.wait(max(deadline - time.monotonic(), 0))
+                except subprocess.TimeoutExpired:
+                    p.stop()
+            results[stage] = {p.side: p.result() for p in procs}
+            results[stage]["sandbox_count"] = sandbox.counters()["requests"].get(GET_NAME, {}).get("total", 0)
+    finally:
+        sandbox.stop()
+        drop_database(BENCH_DB)
+    alone, paired = results["alone"], results["paired"]
+    return {"alone": {**side_figures(alone["folioperf"]), "sandbox_count": alone["sandbox_count"], "users": users},
+            "paired": {side: side_figures(paired[side]) for side in SIDES}, "paired_users": half}
+
+
+# -- main ---------------------------------------------------------------------------------------------
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--rounds", type=int, default=3, help="rounds of each kind (default 3)")
+    ap.add_argument("--seconds", type=float, default=5, help="measurement window of each round (default 5)")
+    ap.add_argument("--users", type=int, default=32, help="users of each throughput round (default 32)")
+    ap.add_argument("--overhead-seconds", type=float, default=20, help="run time of each overhead run (default 20)")
+    ap.add_argument("--overhead-users", type=int, default=20, help="users of the overhead runs (default 20)")
+    args = ap.parse_args()
+    if min(args.rounds, args.users, args.overhead_users) < 1 or min(args.seconds, args.overhead_seconds) <= 0:
+        ap.error("rounds, users and seconds must be positive")
+
+    available = sorted(os.sched_getaffinity(0))
+    locust_cpu, server_cpu = (available[0], available[1]) if len(available) >= 2 else (None, None)
+    alternating: list[tuple[str, dict]] = []
+    paired: list[dict[str, dict]] = []
+    with tempfile.TemporaryDirectory(prefix="folioperf-generator-bench-") as tmp:
+        work = Path(tmp)
+        server = OkapiServer(server_cpu)
+        try:
+            token = server.login()
+            for n in range(args.rounds):
+                for side in ("bare", "folioperf") if n % 2 == 0 else ("folioperf", "bare"):
+                    figures = throughput([side], server, token, args.users, args.seconds, work / f"alone-{n}-{side}", locust_cpu)
+                    alternating.append((side, figures[side]))
+                paired.append(throughput(["bare", "folioperf"], server, token, args.users, args.seconds,
+                                         work / f"paired-{n}", locust_cpu))
+            floor = idle_floor(server)
+        finally:
+            server.stop()
+        over = overhead(args.overhead_users, args.overhead_seconds, work / "overhead")
+
+    where = f"Locust on CPU {locust_cpu}, server on CPU {server_cpu}" if locust_cpu is not None else "one CPU: not pinned"
+    print(f"1. GET /groups/{{id}} back to back from {args.users} users per Locust process, {args.seconds:g} s windows ({where})")
+    print("   a. alternately, each process alone on its CPU")
+    print("      side        requests/s  CPU   requests/CPU-s  server CPU  failures")
+    for side, f in alternating:
+        print(f"      {side:10} {f['rps']:11.0f} {f['cpu']:5.0%} {f['per_core']:16.0f} {f['server_cpu']:11.0%} {f['failures']:9}")
+    best = {side: max(f["rps"] for s, f in alternating if s == side) for side in SIDES}
+    print(f"      best requests/s: bare {best['bare']:.0f}, folioperf {best['folioperf']:.0f}, "
+          f"ratio {best['folioperf'] / best['bare']:.3f}")
+    print("   b. side by side, both processes at once on the same CPU")
+    print("      round  bare req/s  req/CPU-s  folioperf req/s  req/CPU-s  ratio  failures")
+    ratios = []
+    for n, f in enumerate(paired, 1):
+        b, p = f["bare"], f["folioperf"]
+        ratios.append(p["per_core"] / b["per_core"])
+        print(f"      {n:5} {b['rps']:11.0f} {b['per_core']:10.0f} {p['rps']:16.0f} {p['per_core']:10.0f} {ratios[-1]:6.3f}"
+              f" {b['failures'] + p['failures']:9}")
+    ratio = statistics.median(ratios)
+    print(f"   requests per core, folioperf/bare: {ratio:.3f} (median of side-by-side rounds; goal >= 0.9: "
+          f"{'met' if ratio >= 0.9 else 'NOT met'})")
+
+    alone, pair = over["alone"], over["paired"]
+    print(f"2. {GET_NAME} delayed {DELAY_MS:g} ms by the sandbox, {args.overhead_seconds:g} s per run; "
+          "milliseconds over 50 ms, p50 / p99")
+    print("      run                              requests  failures  client's figures   sandbox's trace   client - trace")
+    rows = [(f"folioperf alone, {alone['users']} users", alone)]
+    rows += [(f"{side}, side by side, {over['paired_users']} users", pair[side]) for side in SIDES]
+    for label, f in rows:
+        print(f"      {label:33} {f['count']:8} {f['failures']:9}   {f['p50'] - DELAY_MS:6.2f} / {f['p99'] - DELAY_MS:6.2f}"
+              f"   {f['sandbox'][0] - DELAY_MS:6.2f} / {f['sandbox'][1] - DELAY_MS:6.2f}   "
+              f"{f['outside'][0]:6.2f} / {f['outside'][1]:6.2f}")
+    print(f"   client's figures: folioperf's own (its histograms), the bare loop's exact from its samples; "
+          f"folioperf alone, exact: {alone['client'][0] - DELAY_MS:.2f} / {alone['client'][1] - DELAY_MS:.2f}")
+    print(f"   requests of the folioperf-alone run: the sandbox counted {alone['sandbox_count']}, folioperf {alone['count']} "
+          "(the difference: requests cut off by the stop)")
+    print(f"   this machine's floor, no generator involved: a 50 ms sleep wakes {floor['sleep_late'][0]:.2f} / "
+          f"{floor['sleep_late'][1]:.2f} ms late; a loopback round trip after 50 ms idle takes "
+          f"{floor['round_trip'][0]:.2f} / {floor['round_trip'][1]:.2f} ms")
+    verdict = alone["p99"] - DELAY_MS
+    print(f"   folioperf p99 - 50 ms = {verdict:.2f} ms (goal <= 2 ms: {'met' if verdict <= 2 else 'NOT met'}); "
+          f"side by side: folioperf {pair['folioperf']['p99'] - DELAY_MS:.2f} ms, bare Locust "
+          f"{pair['bare']['p99'] - DELAY_MS:.2f} ms")
+    print(json.dumps({
+        "bare_rps": round(best["bare"]), "folioperf_rps": round(best["folioperf"]),
+        "ratio_per_core": round(ratio, 3), "ratios": [round(r, 3) for r in ratios],
+        "folioperf_p50_over_ms": round(alone["p50"] - DELAY_MS, 2), "folioperf_p99_over_ms": round(verdict, 2),
+        "sandbox_p99_over_ms": round(alone["sandbox"][1] - DELAY_MS, 2),
+        "side_by_side_p99_over_ms": {side: round(pair[side]["p99"] - DELAY_MS, 2) for side in SIDES},
+        "floor_sleep_late_p99_ms": round(floor["sleep_late"][1], 2),
+        "floor_round_trip_p99_ms": round(floor["round_trip"][1], 2),
+        "folioperf_requests": alone["count"], "sandbox_requests": alone["sandbox_count"],
+    }))
+    return 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "okapi-server":
+        okapi_server()
+    else:
+        sys.exit(main())

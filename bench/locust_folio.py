@@ -1,0 +1,63 @@
+"""bench/generator.py's folioperf side: the same GET as bench/locust_bare.py, through folioperf.
+
+A FolioUser (so folioperf's plugin logs in, and attaches its metrics listener) whose one task GETs one
+group through `self.okapi` inside `with self.transaction(...)`. At the end of the test it writes
+folioperf's own figures (count, failures, p50, p99 per entry) to $GENERATOR_BENCH_OUT.
+
+With GENERATOR_BENCH_TRACE=1 it also keeps, per GET, folioperf's response time next to the time the
+sandbox itself reports in its X-Okapi-Trace header (only the overhead measurement sets it: a listener
+costs CPU, so the throughput measurement runs without it).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+from locust import events
+
+from folioperf import FolioTaskSet, FolioUser, Workflow, task
+from folioperf.metrics import on_test_complete
+
+GROUP = "bdc2b6d4-5ceb-4a12-ab46-249b9a68473e"  # the sandbox's "undergrad" patron group
+GET_NAME = "GET /groups/{id}"
+TRANSACTION = "Get group"
+
+
+class GetGroup(FolioTaskSet):
+    @task
+    def get_group(self) -> None:
+        with self.transaction(TRANSACTION):
+            self.okapi.get("/groups/{id}", id=GROUP)
+
+
+workflow = Workflow(name="bench-get-group", description="One GET per transaction, back to back (bench)",
+                    taskset=GetGroup, transactions=(TRANSACTION,))
+
+
+class BenchUser(FolioUser):
+    workflow = workflow
+
+
+@events.init.add_listener
+def _on_init(environment, **_kwargs) -> None:
+    out = os.environ.get("GENERATOR_BENCH_OUT")
+    pairs: list[tuple[float, int]] = []  # (folioperf's response time in ms, sandbox's trace time in µs)
+
+    if os.environ.get("GENERATOR_BENCH_TRACE") == "1":
+        @environment.events.request.add_listener
+        def _trace(request_type, name, response_time, response=None, exception=None, **_kw) -> None:
+            if name == GET_NAME and response is not None and exception is None:
+                trace = response.headers.get("X-Okapi-Trace") if response.headers else None
+                if trace and trace.endswith("us"):
+                    pairs.append((response_time, int(trace.rsplit(" ", 1)[1][:-2])))
+
+    def write(snapshot, incomplete) -> None:
+        if not out:
+            return
+        entries = {f"{e.type} {e.name}": {"count": e.count, "failures": e.failures, "p50": e.p50, "p99": e.p99}
+                   for e in snapshot.entries}
+        with open(out, "w") as f:
+            json.dump({"entries": entries, "duration_s": snapshot.duration_s, "pairs": pairs}, f)
+
+    on_test_complete(environment, write)
