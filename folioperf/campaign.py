@@ -31,7 +31,7 @@ def campaign(args: argparse.Namespace) -> int:
         if flag in extra:
             raise FolioperfError(f"{flag} is the campaign's own option; give it once, before the run options")
     workflow_label = Path(args.workflow).stem if args.workflow.endswith(".py") else args.workflow
-    name = results_dir_name(datetime.now(timezone.utc), workflow_label, 0).removesuffix("-0u") + "-campaign"
+    name = results_dir_name(datetime.now(timezone.utc), workflow_label, None, label="campaign")
     directory = Path(args.results) / name
     directory.mkdir(parents=True, exist_ok=False)
     plan = [users for users in args.users for _ in range(args.repeat)]

@@ -120,12 +120,13 @@ class Results(EntryLookup):
         return [w for w in self.timeseries if w.type == type and w.name == name]
 
 
-def results_dir_name(start: datetime, workflow: str, users: int) -> str:
-    """`<UTC yyyymmddTHHMMSSZ>-<workflow>-<N>u`; characters unsafe in a file name become '-'."""
+def results_dir_name(start: datetime, workflow: str, users: int | None, label: str | None = None) -> str:
+    """`<UTC yyyymmddTHHMMSSZ>-<workflow>-<N>u` (or `-<label>` instead of the user count, as a campaign's
+    `-campaign`); characters unsafe in a file name become '-'."""
     if start.tzinfo is None:
         raise ValueError("start must be timezone-aware")
     safe = re.sub(r"[^A-Za-z0-9._-]+", "-", workflow).strip("-.") or "workflow"
-    return f"{start.astimezone(timezone.utc):%Y%m%dT%H%M%SZ}-{safe}-{users}u"
+    return f"{start.astimezone(timezone.utc):%Y%m%dT%H%M%SZ}-{safe}-{label or f'{users}u'}"
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -52,7 +52,9 @@ def free_port() -> int:
 
 
 @dataclass
-class Target:
+class Endpoint:
+    """Where the load goes and how to log in there."""
+
     url: str
     tenant: str
     username: str
@@ -115,7 +117,7 @@ def _prepare_data(dsn: str, tenant: str, ds: Any, scale: float, replace_mismatch
         err.print(f"seeded dataset {ds.name} (scale {scale:g}): {rows:,} rows in {outcome.seconds:.1f} s")
 
 
-def _pools_file(target: Target, ds: Any, workflow: Any, directory: str) -> str | None:
+def _pools_file(target: Endpoint, ds: Any, workflow: Any, directory: str) -> str | None:
     """The workflow's data pools, from the database when it is known, else through the API."""
     from folioperf.seed import datapools
     from folioperf.seed.dataset import WORKFLOW_DATASETS
@@ -139,7 +141,7 @@ def _pools_file(target: Target, ds: Any, workflow: Any, directory: str) -> str |
     return path
 
 
-def _sandbox(args: argparse.Namespace, stack: ExitStack, directory: str) -> Target:
+def _sandbox(args: argparse.Namespace, stack: ExitStack, directory: str) -> Endpoint:
     from folioperf.sandbox.process import start_sandbox
 
     if args.tenant not in (None, DEFAULT_TENANT) or args.username not in (None, DEFAULT_ADMIN_USER):
@@ -154,10 +156,10 @@ def _sandbox(args: argparse.Namespace, stack: ExitStack, directory: str) -> Targ
     sandbox = start_sandbox(dsn, log_path=log_path, **options)
     stack.callback(sandbox.stop)
     err.print(f"sandbox ready at {sandbox.url} (tenant {sandbox.tenant})")
-    return Target(sandbox.url, sandbox.tenant, sandbox.username, sandbox.password, dsn, sandbox.process.pid)
+    return Endpoint(sandbox.url, sandbox.tenant, sandbox.username, sandbox.password, dsn, sandbox.process.pid)
 
 
-def _folio(args: argparse.Namespace) -> Target:
+def _folio(args: argparse.Namespace) -> Endpoint:
     from folioperf.okapi import Credentials
 
     if args.latency_profile:
@@ -168,10 +170,10 @@ def _folio(args: argparse.Namespace) -> Target:
         raise FolioperfError("--seed needs --db DSN: the PostgreSQL database of your FOLIO")
     tenant, username = args.tenant or DEFAULT_TENANT, args.username or DEFAULT_ADMIN_USER
     password = Credentials.from_environment(tenant, username).password
-    return Target(args.okapi_url.rstrip("/"), tenant, username, password, args.db)
+    return Endpoint(args.okapi_url.rstrip("/"), tenant, username, password, args.db)
 
 
-def _locust_args(args: argparse.Namespace, workflow_spec: str, target: Target, spawn_rate: float,
+def _locust_args(args: argparse.Namespace, workflow_spec: str, target: Endpoint, spawn_rate: float,
                  pools: str | None, extra: list[str]) -> list[str]:
     cmd = [sys.executable, "-m", "locust", "-f", locustfile(), "--workflow", workflow_spec,
            "--host", target.url, "--tenant", target.tenant, "--username", target.username,

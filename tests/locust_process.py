@@ -6,11 +6,12 @@ from __future__ import annotations
 import csv
 import json
 import os
-import socket
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+
+from folioperf.runner import free_port  # noqa: F401  (tests take it from here)
 
 REPO = Path(__file__).resolve().parents[1]
 LOCUSTFILE = REPO / "folioperf" / "locustfile.py"
@@ -29,10 +30,6 @@ def locust_command(*args: str) -> list[str]:
     return [sys.executable, "-m", "locust", *args]
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @dataclass

@@ -7,7 +7,6 @@ import ast
 import importlib.util
 import json
 import os
-import socket
 import subprocess
 import sys
 from datetime import datetime, timedelta, timezone
@@ -23,6 +22,7 @@ from folioperf.metrics import (
     decode_histogram,
     locust_bucket,
 )
+from tests.locust_process import free_port
 
 FIXTURES = Path(__file__).parent / "fixtures" / "metrics"
 _spec = importlib.util.spec_from_file_location("metrics_samples", FIXTURES / "metrics_samples.py")
@@ -307,12 +307,6 @@ def test_master_knows_when_it_has_every_workers_final_report():
 # A real distributed run: a master and 2 workers as processes
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _expected_totals() -> dict[tuple[str, str], dict]:
     users = 10
     totals: dict[tuple[str, str], dict] = {}
@@ -330,13 +324,13 @@ def test_distributed_run_merges_every_workers_data(ending, tmp_path):
     Locust's master stopped listening ("run-time quit") or while it waits ("stop then quit", the path of
     the web UI's Stop button). The master's merged metrics hold all of it."""
     out = tmp_path / "snapshots.jsonl"
-    port = _free_port()
+    port = free_port()
     env = {**os.environ, "FOLIOPERF_TEST_SNAPSHOT": str(out), "FOLIOPERF_TEST_STOP_DELAY": "1.5"}
     locust = [sys.executable, "-m", "locust", "-f", str(FIXTURES / "synthetic_locustfile.py")]
     if ending == "run-time quit":
         mode = ["--headless"]
     else:
-        mode = ["--autostart", "--autoquit", "0", "--web-host", "127.0.0.1", "--web-port", str(_free_port())]
+        mode = ["--autostart", "--autoquit", "0", "--web-host", "127.0.0.1", "--web-port", str(free_port())]
     master = subprocess.Popen(
         [*locust, "--master", *mode, "-u", "10", "-r", "100", "-t", "2s", "--expect-workers", "2",
          "--master-bind-host", "127.0.0.1", "--master-bind-port", str(port), "--only-summary"],
