@@ -228,7 +228,11 @@ class Recorder:
         results_root = getattr(options, "results_dir", None)
         path = None
         if results_root:
-            path = self._write(test, snapshot, flags, code, rate, db, workers=len(test.seen_workers) if master else 0)
+            try:
+                path = self._write(test, snapshot, flags, code, rate, db, workers=len(test.seen_workers) if master else 0)
+            except (OSError, FolioperfError) as exc:  # e.g. a results directory that cannot be written
+                log.error("the results directory was not written: %s", exc)
+                environment.process_exit_code = code = EXIT_USAGE
         if getattr(options, "live", False):
             _print_summary(snapshot, path, flags, code)
 

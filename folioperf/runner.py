@@ -243,6 +243,16 @@ class Processes:
                 proc.kill()
 
 
+def _check_results_dir(path: str) -> None:
+    """Before a long run, not after it: the results must have somewhere to go (created when written)."""
+    target = Path(path).absolute()
+    existing = next(p for p in (target, *target.parents) if p.exists())
+    if not existing.is_dir():
+        raise FolioperfError(f"cannot write results under {path}: {existing} is not a directory")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise FolioperfError(f"cannot write results under {path}: {existing} is not writable")
+
+
 def run(args: argparse.Namespace) -> int:
     if args.master and args.workers:
         raise FolioperfError("--workers K starts K workers here; --master waits for `folioperf worker`s elsewhere: choose one")
@@ -256,6 +266,7 @@ def run(args: argparse.Namespace) -> int:
         err.print(f"[yellow]folioperf: warning: starting {args.users} users at {spawn_rate:g}/s takes {ramp_up:g} s, "
                   f"as long as the whole run ({args.duration} s): give a longer --duration or a shorter --ramp-up[/]")
     ds = _dataset(args, workflow)
+    _check_results_dir(args.results)
     with ExitStack() as stack, tempfile.TemporaryDirectory(prefix="folioperf-run-") as directory:
         if args.okapi_url:
             target = _folio(args)

@@ -197,6 +197,7 @@ def test_web_ui_driven_from_a_browser_writes_the_results(folio_sandbox, tmp_path
     ([BROWSE, "--users", "1", "--okapi-url", "http://127.0.0.1:9", "--results", "out"], "127.0.0.1:9"),
     ([BROWSE, "--users", "1", "--db", "postgresql://postgres@127.0.0.1:9/x", "--results", "out"],
      "the sandbox did not start: cannot connect to PostgreSQL"),
+    ([BROWSE, "--users", "1", "--results", "/dev/null/out"], "/dev/null is not a directory"),
 ])
 def test_bad_input_is_one_line_and_exit_2(args, message, tmp_path):
     proc = run(args, tmp_path, timeout=60)
