@@ -31,7 +31,7 @@ from typing import Any
 from rich.console import Console
 
 from folioperf import db
-from folioperf.config import DEFAULT_ADMIN_PASSWORD, DEFAULT_ADMIN_USER, DEFAULT_TENANT, PASSWORD_ENV, dsn_from_env
+from folioperf.config import DEFAULT_ADMIN_USER, DEFAULT_TENANT, PASSWORD_ENV, dsn_from_env
 from folioperf.errors import FolioperfError
 
 err = Console(stderr=True, highlight=False, soft_wrap=True)

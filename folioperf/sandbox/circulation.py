@@ -20,7 +20,7 @@ import psycopg
 from psycopg import sql
 from psycopg.types.json import Jsonb
 
-from folioperf.sandbox import blocks, cql, lookups, request_queue
+from folioperf.sandbox import blocks, lookups, request_queue
 from folioperf.sandbox.lookups import ITEM, LOAN, iso, now, parse_date, update_item, update_loan, uuid_of
 from folioperf.sandbox.policies import (
     PolicyError,
@@ -30,7 +30,7 @@ from folioperf.sandbox.policies import (
     renewal_due_date,
 )
 from folioperf.sandbox.schema import BY_NAME
-from folioperf.sandbox.storage import Collection, register_collection, select_page
+from folioperf.sandbox.storage import Collection, register_collection, view_page
 from folioperf.sandbox.web import TEXT, UUID, HttpError, Request, Response, Router, Unprocessable, error, json_response
 
 MODULE = "mod-circulation"
@@ -151,18 +151,7 @@ def item_summary(conn: psycopg.Connection, tenant: str, item_id: str) -> dict | 
 
 
 def _get_loans(req: Request) -> Response:
-    limit, offset = req.int_arg("limit", 10), req.int_arg("offset", 0)
-    try:
-        q = cql.translate(req.arg("query"), LOAN, req.tenant)
-    except cql.CQLError as exc:
-        raise HttpError(400, str(exc)) from None
-    with req.sandbox.pool.connection() as conn:
-        loans = loans_view(conn, req.tenant, q.where, q.params, q.order_by, limit, offset) if limit else []
-        if len(loans) < limit and (loans or offset == 0):
-            total = offset + len(loans)
-        else:
-            total = select_page(conn, LOAN, req.tenant, req.arg("query"), 0, offset)[1]
-    return pretty({"loans": loans, "totalRecords": total})
+    return view_page(req, LOAN, loans_view, "loans")
 
 
 def _get_loan(req: Request) -> Response:

@@ -26,10 +26,10 @@ import psycopg
 from psycopg import sql
 from psycopg.types.json import Jsonb
 
-from folioperf.sandbox import blocks, cql, lookups
+from folioperf.sandbox import blocks, lookups
 from folioperf.sandbox.lookups import REQUEST, iso, now, parse_date, update_item, update_loan
 from folioperf.sandbox.policies import add_period, recall_due_date
-from folioperf.sandbox.storage import Collection, register_collection, select_page
+from folioperf.sandbox.storage import Collection, register_collection, view_page
 from folioperf.sandbox.web import UUID, HttpError, Request, Response, Router, Unprocessable, error, json_response, no_content
 
 MODULE = "mod-circulation"
@@ -394,18 +394,7 @@ def request_by_id(conn: psycopg.Connection, tenant: str, request_id: str) -> dic
 
 
 def _get_requests(req: Request) -> Response:
-    limit, offset = req.int_arg("limit", 10), req.int_arg("offset", 0)
-    try:
-        q = cql.translate(req.arg("query"), REQUEST, req.tenant)
-    except cql.CQLError as exc:
-        raise HttpError(400, str(exc)) from None
-    with req.sandbox.pool.connection() as conn:
-        rows = requests_view(conn, req.tenant, q.where, q.params, q.order_by, limit, offset) if limit else []
-        if len(rows) < limit and (rows or offset == 0):
-            total = offset + len(rows)
-        else:
-            total = select_page(conn, REQUEST, req.tenant, req.arg("query"), 0, offset)[1]
-    return json_response({"requests": rows, "totalRecords": total}, pretty=True)
+    return view_page(req, REQUEST, requests_view, "requests")
 
 
 def _get_request(req: Request) -> Response:

@@ -57,6 +57,24 @@ def select_page(
     return rows, _count(conn, table, tenant, q)
 
 
+def view_page(req: Request, table: Table, view: Callable[..., list[dict]], key: str) -> Response:
+    """A business module's collection (`/circulation/loans`, `/circulation/requests`): a page of records
+    built by `view(conn, tenant, where, params, order_by, limit, offset)` for the CQL query, pretty-printed
+    as mod-circulation answers; totalRecords is counted only when the page itself cannot tell it."""
+    limit, offset = req.int_arg("limit", 10), req.int_arg("offset", 0)
+    try:
+        q = cql.translate(req.arg("query"), table, req.tenant)
+    except cql.CQLError as exc:
+        raise HttpError(400, str(exc)) from None
+    with req.sandbox.pool.connection() as conn:
+        rows = view(conn, req.tenant, q.where, q.params, q.order_by, limit, offset) if limit else []
+        if len(rows) < limit and (rows or offset == 0):
+            total = offset + len(rows)
+        else:
+            total = select_page(conn, table, req.tenant, req.arg("query"), 0, offset)[1]
+    return Response(200, dumps({key: rows, "totalRecords": total}, True))
+
+
 def _count(conn: psycopg.Connection, table: Table, tenant: str, q: cql.Query) -> int:
     capped = sql.SQL("SELECT count(*) FROM (SELECT 1 FROM {t} WHERE {w} LIMIT %s) s").format(t=table.ident(tenant), w=q.where)
     n = conn.execute(capped, (*q.params, EXACT_COUNT_LIMIT + 1)).fetchone()[0]
