@@ -57,7 +57,10 @@ class LiveView:
         parts: list[Any] = [Text(self.title, style="bold")]
         if self.duration_s:
             bar = ProgressBar(total=self.duration_s, completed=min(elapsed, self.duration_s), width=40)
-            parts.append(Group(bar, Text(f"{_clock(elapsed)} / {_clock(self.duration_s)}")))
+            clock = f"{_clock(min(elapsed, self.duration_s))} / {_clock(self.duration_s)}"
+            if elapsed > self.duration_s:  # --stop-timeout: users finish the iteration they are in
+                clock += f"   stopping: users finish their iteration (+{_clock(elapsed - self.duration_s)})"
+            parts.append(Group(bar, Text(clock)))
         else:
             parts.append(Text(f"elapsed {_clock(elapsed)}"))
         failures = total.num_failures

@@ -98,18 +98,26 @@ class _Pacer:
         self.environment = environment
         self.schedule: Schedule | None = None  # None: closed model
         self.slots: weakref.WeakKeyDictionary[Any, float] = weakref.WeakKeyDictionary()  # user greenlet → slot
+        self.listening = False  # on_request is a `request` listener only in the open model: no cost otherwise
 
     def start_test(self) -> None:
         """A new test: a new schedule for this process's share of the target (none in a closed model)."""
         from folioperf import plugin
 
         target = target_rate(self.environment)
+        self._listen(target is not None)
         if target is None:
             self.schedule = None
             return
         run = plugin.run_of(self.environment)
         self.schedule = Schedule(target / max(run.workers, 1))
         self.slots = weakref.WeakKeyDictionary()
+
+    def _listen(self, on: bool) -> None:
+        if on != self.listening:
+            hook = self.environment.events.request
+            (hook.add_listener if on else hook.remove_listener)(self.on_request)
+            self.listening = on
 
     def on_request(self, request_type: str, name: str, response_time: float | None = None,
                    start_time: float | None = None, exception: Any = None, context: Any = None, **_kwargs: Any) -> None:
@@ -156,7 +164,6 @@ def attach(environment: Any) -> None:
 
     pacer = _PACERS[environment] = _Pacer(environment)
     events = environment.events
-    events.request.add_listener(pacer.on_request)
 
     def on_test_start(**_kwargs: Any) -> None:
         try:
