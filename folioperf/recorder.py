@@ -330,7 +330,7 @@ def _print_summary(snapshot: Any, path: Path | None, flags: Any, code: int) -> N
     if raised:
         out.print(f"[bold red]flags: {', '.join(raised)}[/]")
     if path is not None:
-        out.print(f"results: {path}")
+        out.print(f"results: {path}   (PTF report: folioperf report {path} -o report.md)")
     out.print(f"exit code {code}")
 
 

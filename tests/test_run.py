@@ -204,3 +204,24 @@ def test_bad_input_is_one_line_and_exit_2(args, message, tmp_path):
     assert message in proc.stderr
     assert "Traceback" not in proc.stderr + proc.stdout
     assert not (tmp_path / "out").exists()
+
+
+def test_master_and_a_worker_started_apart_as_on_two_machines(folio_sandbox, tmp_path):
+    port = free_port()
+    master = start([BROWSE, "--users", "2", "--duration", "6s", "--master", "--expect-workers", "1",
+                    "--master-bind-host", "127.0.0.1", "--master-port", str(port),
+                    "--okapi-url", folio_sandbox.url, "--results", "out"], tmp_path)
+    worker = subprocess.Popen(folioperf("worker", "--master-host", "127.0.0.1", "--master-port", str(port)),
+                              cwd=tmp_path, env=clean_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              text=True, start_new_session=True)  # no password: the master sends it
+    try:
+        output, _ = master.communicate(timeout=120)
+        worker.communicate(timeout=60)
+    finally:
+        master.kill()
+        worker.kill()
+    assert master.returncode == 0, output
+    assert "waiting for 1 worker(s)" in output
+    res = only_results(tmp_path / "out")
+    assert res.run.workers == 1 and res.entry("Transaction", "Browse").count > 0
+    assert worker.returncode == 0
