@@ -11,12 +11,12 @@ from folioperf import __version__
 from folioperf.errors import FolioperfError
 
 # (module that adds the sub-command's arguments, sub-command names)
-_COMMANDS = (
-    "folioperf.sandbox.cli",
-    "folioperf.report.cli",
-    "folioperf.workflow_cli",
-    "folioperf.seed.cli",
+_COMMANDS = (  # in the order `folioperf --help` lists them: the main job first
     "folioperf.run_cli",
+    "folioperf.workflow_cli",
+    "folioperf.report.cli",
+    "folioperf.seed.cli",
+    "folioperf.sandbox.cli",
 )
 
 
