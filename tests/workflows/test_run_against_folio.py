@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 from folioperf.report.runs import load_runs
-from tests.locust_process import clean_env
+from tests.locust_process import REPO, clean_env
 
 
 def test_run_against_a_folio_reads_the_test_data_through_the_api(seeded, tmp_path):
@@ -25,3 +25,19 @@ def test_run_against_a_folio_reads_the_test_data_through_the_api(seeded, tmp_pat
     assert done.count >= 76 and done.failures == 0  # 10/s for 8 s, within 5 %
     assert run.entry("Scheduled", "Retrieve instance and holdings").count == done.count
     assert {e.name for e in run.apis()} >= {"GET /source-storage/source-records", "GET /holdings-storage/holdings"}
+
+
+def test_the_readme_workflow_example_runs(seeded, tmp_path):
+    readme = (REPO / "README.md").read_text()
+    section = readme[readme.index("## Writing a workflow"):]
+    code = section.split("```python\n", 1)[1].split("```", 1)[0]
+    (tmp_path / "my_workflow.py").write_text(code)
+    pools = seeded.pools_file(tmp_path, "check-in-check-out")
+    proc = subprocess.run(
+        [sys.executable, "-m", "folioperf", "run", "my_workflow.py", "--users", "2", "--duration", "4s",
+         "--pools", str(pools), "--okapi-url", seeded.url, "--tenant", seeded.tenant],
+        cwd=tmp_path, env=clean_env(FOLIOPERF_PASSWORD=seeded.password), capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    (run,) = load_runs([tmp_path / "results"])
+    looked_up = run.entry("Transaction", "Look up patron")
+    assert looked_up.count > 0 and looked_up.failures == 0
