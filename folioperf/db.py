@@ -12,8 +12,6 @@ from psycopg import sql
 
 from folioperf.errors import DatabaseUnreachable
 
-from folioperf.config import DEFAULT_DSN  # noqa: F401  (re-exported)
-
 _START_HINT = (
     "start PostgreSQL (e.g. `pg_ctlcluster <version> main start`) or pass --db with a reachable DSN"
 )

@@ -151,7 +151,8 @@ def item_summary(conn: psycopg.Connection, tenant: str, item_id: str) -> dict | 
 
 
 def _get_loans(req: Request) -> Response:
-    return view_page(req, LOAN, loans_view, "loans")
+    loans, total = view_page(req, LOAN, loans_view)
+    return pretty({"loans": loans, "totalRecords": total})
 
 
 def _get_loan(req: Request) -> Response:

@@ -6,9 +6,8 @@ from __future__ import annotations
 import psycopg
 from psycopg import sql
 
-from folioperf.sandbox import cql
 from folioperf.sandbox.schema import BY_NAME
-from folioperf.sandbox.storage import collection_body, select_page
+from folioperf.sandbox.storage import collection_body, select_page, view_page
 from folioperf.sandbox.web import UUID, HttpError, Request, Response, Router, raw_json
 
 ITEM = BY_NAME["item"]
@@ -68,19 +67,7 @@ def item_by_id(conn: psycopg.Connection, tenant: str, item_id: str) -> str | Non
 
 
 def get_items(req: Request) -> Response:
-    limit = req.int_arg("limit", 10)
-    offset = req.int_arg("offset", 0)
-    try:
-        q = cql.translate(req.arg("query"), ITEM, req.tenant)
-    except cql.CQLError as exc:
-        raise HttpError(400, str(exc)) from None
-    with req.sandbox.pool.connection() as conn:
-        rows = items_view(conn, req.tenant, q.where, q.params, q.order_by, limit, offset) if limit else []
-        if len(rows) < limit and (rows or offset == 0):
-            total = offset + len(rows)
-        else:
-            _, total = select_page(conn, ITEM, req.tenant, req.arg("query"), 0, offset)
-    return raw_json(collection_body("items", rows, total))
+    return raw_json(collection_body("items", *view_page(req, ITEM, items_view)))
 
 
 def get_item(req: Request) -> Response:

@@ -394,7 +394,8 @@ def request_by_id(conn: psycopg.Connection, tenant: str, request_id: str) -> dic
 
 
 def _get_requests(req: Request) -> Response:
-    return view_page(req, REQUEST, requests_view, "requests")
+    rows, total = view_page(req, REQUEST, requests_view)
+    return json_response({"requests": rows, "totalRecords": total}, pretty=True)
 
 
 def _get_request(req: Request) -> Response:

@@ -57,10 +57,10 @@ def select_page(
     return rows, _count(conn, table, tenant, q)
 
 
-def view_page(req: Request, table: Table, view: Callable[..., list[dict]], key: str) -> Response:
-    """A business module's collection (`/circulation/loans`, `/circulation/requests`): a page of records
-    built by `view(conn, tenant, where, params, order_by, limit, offset)` for the CQL query, pretty-printed
-    as mod-circulation answers; totalRecords is counted only when the page itself cannot tell it."""
+def view_page(req: Request, table: Table, view: Callable[..., list]) -> tuple[list, int]:
+    """A business module's collection (`/circulation/loans`, `/inventory/items`, ...): one page of the
+    records `view(conn, tenant, where, params, order_by, limit, offset)` builds for the request's CQL query,
+    and totalRecords, counted only when the page itself cannot tell it."""
     limit, offset = req.int_arg("limit", 10), req.int_arg("offset", 0)
     try:
         q = cql.translate(req.arg("query"), table, req.tenant)
@@ -72,7 +72,7 @@ def view_page(req: Request, table: Table, view: Callable[..., list[dict]], key: 
             total = offset + len(rows)
         else:
             total = select_page(conn, table, req.tenant, req.arg("query"), 0, offset)[1]
-    return Response(200, dumps({key: rows, "totalRecords": total}, True))
+    return rows, total
 
 
 def _count(conn: psycopg.Connection, table: Table, tenant: str, q: cql.Query) -> int:
