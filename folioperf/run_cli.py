@@ -34,7 +34,8 @@ def _positive_int(text: str) -> int:
     return value
 
 
-def _positive(text: str) -> float:
+def positive(text: str) -> float:
+    """A number above 0 (argparse type; the report commands use it too)."""
     try:
         value = float(text)
     except ValueError:
@@ -67,8 +68,8 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     load = p.add_argument_group("load")
     load.add_argument("-u", "--users", type=_positive_int, required=True, metavar="N", help="virtual users")
     ramp = load.add_mutually_exclusive_group()
-    ramp.add_argument("--ramp-up", type=_positive, metavar="SECONDS", help="start the users evenly over this time")
-    ramp.add_argument("--spawn-rate", type=_positive, metavar="R",
+    ramp.add_argument("--ramp-up", type=positive, metavar="SECONDS", help="start the users evenly over this time")
+    ramp.add_argument("--spawn-rate", type=positive, metavar="R",
                       help="users started per second (default: the workflow's, else all within a second)")
     load.add_argument("-t", "--duration", type=duration, default=duration("1m"), metavar="TIME",
                       help="how long the test runs once started: 90s, 30m, 1h30m (default 1m)")
@@ -97,7 +98,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
                                                    "postgresql://postgres@127.0.0.1:5432/folioperf) or your FOLIO's "
                                                    "(to seed, reset, build pools and report on the database)")
     data.add_argument("--dataset", metavar="NAME|FILE", help="dataset to seed (default: the workflow's)")
-    data.add_argument("--scale", type=_positive, default=1.0, metavar="F", help="dataset size factor (default 1)")
+    data.add_argument("--scale", type=positive, default=1.0, metavar="F", help="dataset size factor (default 1)")
     data.add_argument("--no-seed", action="store_true", help="sandbox: use the data as it is (no seed, no reset)")
     data.add_argument("--seed", action="store_true", help="your FOLIO: seed the dataset and reset it before the run (needs --db)")
     data.add_argument("--pools", metavar="FILE", help="test data for the virtual users (`folioperf pools`); default: "

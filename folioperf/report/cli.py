@@ -8,24 +8,16 @@ import os
 import sys
 from pathlib import Path
 
+from folioperf.run_cli import positive
+
 UNITS = ("s", "ms")
-
-
-def _positive(value: str) -> float:
-    try:
-        number = float(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {value!r}") from None
-    if number <= 0:
-        raise argparse.ArgumentTypeError(f"must be positive: {value!r}")
-    return number
 
 
 def _output_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("-o", "--output", metavar="FILE",
                    help="write Markdown (.md) or self-contained HTML with charts (.html); default: the console")
     p.add_argument("--unit", choices=UNITS, default="s", help="response times in seconds (default, like the PTF) or ms")
-    p.add_argument("--slow-threshold", type=_positive, default=100.0, metavar="MS",
+    p.add_argument("--slow-threshold", type=positive, default=100.0, metavar="MS",
                    help="list APIs slower than this at the 75th percentile (default 100 ms)")
 
 
@@ -58,7 +50,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
                          help="results directories of the new side (instead of positional NEW)")
     compare.add_argument("--fail-if", action="append", default=[], metavar="GATE",
                          help="exit 1 when the gate is crossed, e.g. 'p95>+5%%' (repeatable)")
-    compare.add_argument("--margin", type=_positive, default=5.0, metavar="PERCENT",
+    compare.add_argument("--margin", type=positive, default=5.0, metavar="PERCENT",
                          help="margin of error in %% (default 5)")
     compare.add_argument("--base-label", metavar="LABEL", help="column label of BASE (default: its tag, or 'base')")
     compare.add_argument("--new-label", metavar="LABEL", help="column label of NEW (default: its tag, or 'new')")
