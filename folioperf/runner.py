@@ -100,14 +100,14 @@ def _dataset(args: argparse.Namespace, workflow: Any) -> Any:
 def _prepare_data(dsn: str, tenant: str, ds: Any, scale: float, replace_mismatch: bool) -> None:
     """Seed the dataset, or reset it when it is there already (a former run changed loans and requests)."""
     from folioperf.seed.reset import reset
-    from folioperf.seed.seeding import seed
+    from folioperf.seed.seeding import SeededDifferently, seed
 
     try:
         outcome = seed(dsn, tenant, ds, scale, False, err)
-    except FolioperfError as exc:
-        if not replace_mismatch or "pass --replace" not in str(exc):
+    except SeededDifferently:
+        if not replace_mismatch:
             raise
-        err.print(f"{exc}: seeding it again")
+        err.print(f"dataset {ds.name} is seeded differently in tenant {tenant}: seeding it again at scale {scale:g}")
         outcome = seed(dsn, tenant, ds, scale, True, err)
     if outcome.nothing_to_add:
         err.print(f"dataset {ds.name} (scale {scale:g}) is seeded; resetting it to its seeded state")

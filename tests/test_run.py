@@ -225,3 +225,17 @@ def test_master_and_a_worker_started_apart_as_on_two_machines(folio_sandbox, tmp
     res = only_results(tmp_path / "out")
     assert res.run.workers == 1 and res.entry("Transaction", "Browse").count > 0
     assert worker.returncode == 0
+
+
+def test_the_sandbox_dataset_is_seeded_then_reset_and_seeded_again_at_another_scale(run_dsn, tmp_path):
+    def run_at(scale: str) -> str:
+        proc = run(["check-in-check-out", "--users", "2", "--duration", "3s", "--think-time", "0", "--scale", scale,
+                    "--db", run_dsn], tmp_path)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        return proc.stderr
+
+    assert "seeded dataset cico (scale 0.01)" in run_at("0.01")
+    assert "resetting it to its seeded state" in run_at("0.01")  # the first run's loans are undone
+    again = run_at("0.02")
+    assert "cico is seeded differently in tenant diku: seeding it again at scale 0.02" in again
+    assert "seeded dataset cico (scale 0.02)" in again

@@ -60,6 +60,11 @@ class Presence:
         return self.instances == 0 and self.users == 0
 
 
+class SeededDifferently(FolioperfError):
+    """The tenant holds the dataset, but not as the request would seed it (another scale, seed or prefix):
+    only `replace=True` seeds it again."""
+
+
 def now_iso() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
 
@@ -177,12 +182,12 @@ def seed(dsn: str, tenant: str, ds: Dataset, scale: float, replace: bool, consol
                 found = presence(conn, layout, ds)
                 edited = edited_since_seeded(ds, tenant, found)
                 if edited and not replace:
-                    raise FolioperfError(edited + "; pass --replace to delete those records and seed the file's")
+                    raise SeededDifferently(edited + "; pass --replace to delete those records and seed the file's")
                 if not found.empty and not replace:
                     if matches(found, counts):
                         outcome.nothing_to_add = True
                         return outcome
-                    raise FolioperfError(describe_mismatch(ds, tenant, found, scale, counts) + "; pass --replace to seed it again")
+                    raise SeededDifferently(describe_mismatch(ds, tenant, found, scale, counts) + "; pass --replace to seed it again")
                 if replace:
                     outcome.deleted = cleanup.delete_dataset(conn, layout, ds)
                     if edited:
