@@ -50,12 +50,12 @@ import urllib.request  # noqa: E402
 from dataclasses import dataclass  # noqa: E402
 from pathlib import Path  # noqa: E402
 
+from trace_pairs import GET_NAME, GROUP  # noqa: E402  (beside this script)
+
 BENCH = Path(__file__).resolve().parent
 BARE, FOLIO = BENCH / "locust_bare.py", BENCH / "locust_folio.py"
 SIDES = {"bare": BARE, "folioperf": FOLIO}
 BENCH_DB = "postgresql://postgres@127.0.0.1:5432/folioperf_bench_generator"
-GROUP = "bdc2b6d4-5ceb-4a12-ab46-249b9a68473e"  # the sandbox's "undergrad" patron group
-GET_NAME = "GET /groups/{id}"
 DELAY_MS = 50.0
 WARM_REQUESTS = 2000  # GETs of each process before a window opens: users spawned, logged in, connected
 WARM_UP_SECONDS = 3.0  # the sandbox's first requests (caches, prepared statements) are not measured

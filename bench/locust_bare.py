@@ -11,10 +11,10 @@ from __future__ import annotations
 import json
 import os
 
+from trace_pairs import GET_NAME, GROUP, trace_pairs
+
 from locust import FastHttpUser, constant, events, task
 
-GROUP = "bdc2b6d4-5ceb-4a12-ab46-249b9a68473e"  # the sandbox's "undergrad" patron group
-GET_NAME = "GET /groups/{id}"
 HEADERS = {
     "X-Okapi-Tenant": os.environ.get("GENERATOR_BENCH_TENANT", "diku"),
     "X-Okapi-Token": os.environ.get("GENERATOR_BENCH_TOKEN", ""),
@@ -32,15 +32,7 @@ class BareUser(FastHttpUser):
 
 @events.init.add_listener
 def _on_init(environment, **_kwargs) -> None:
-    pairs: list[tuple[float, int]] = []  # (response time in ms, sandbox's trace time in µs)
-
-    if os.environ.get("GENERATOR_BENCH_TRACE") == "1":
-        @environment.events.request.add_listener
-        def _trace(request_type, name, response_time, response=None, exception=None, **_kw) -> None:
-            if name == GET_NAME and response is not None and exception is None:
-                trace = response.headers.get("X-Okapi-Trace") if response.headers else None
-                if trace and trace.endswith("us"):
-                    pairs.append((response_time, int(trace.rsplit(" ", 1)[1][:-2])))
+    pairs = trace_pairs(environment)
 
     @environment.events.quit.add_listener
     def _write(**_kwargs) -> None:  # after the runner stopped: the final counts

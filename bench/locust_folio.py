@@ -16,11 +16,11 @@ import os
 
 from locust import events
 
+from trace_pairs import GROUP, trace_pairs
+
 from folioperf import FolioTaskSet, FolioUser, Workflow, task
 from folioperf.metrics import on_test_complete
 
-GROUP = "bdc2b6d4-5ceb-4a12-ab46-249b9a68473e"  # the sandbox's "undergrad" patron group
-GET_NAME = "GET /groups/{id}"
 TRANSACTION = "Get group"
 
 
@@ -42,15 +42,7 @@ class BenchUser(FolioUser):
 @events.init.add_listener
 def _on_init(environment, **_kwargs) -> None:
     out = os.environ.get("GENERATOR_BENCH_OUT")
-    pairs: list[tuple[float, int]] = []  # (folioperf's response time in ms, sandbox's trace time in µs)
-
-    if os.environ.get("GENERATOR_BENCH_TRACE") == "1":
-        @environment.events.request.add_listener
-        def _trace(request_type, name, response_time, response=None, exception=None, **_kw) -> None:
-            if name == GET_NAME and response is not None and exception is None:
-                trace = response.headers.get("X-Okapi-Trace") if response.headers else None
-                if trace and trace.endswith("us"):
-                    pairs.append((response_time, int(trace.rsplit(" ", 1)[1][:-2])))
+    pairs = trace_pairs(environment)
 
     def write(snapshot, incomplete) -> None:
         if not out:

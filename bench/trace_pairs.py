@@ -1,0 +1,25 @@
+"""Shared by bench/locust_bare.py and bench/locust_folio.py (Locust puts a locustfile's directory on the
+path): with GENERATOR_BENCH_TRACE=1, keep per GET the client's response time next to the time the
+sandbox reports in its X-Okapi-Trace header. Imports nothing of folioperf, so the bare side stays bare."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+GROUP = "bdc2b6d4-5ceb-4a12-ab46-249b9a68473e"  # the sandbox's "undergrad" patron group
+GET_NAME = "GET /groups/{id}"
+
+
+def trace_pairs(environment: Any) -> list[tuple[float, int]]:
+    """(response time in ms, sandbox's trace time in µs) of each successful GET, filled while the test runs;
+    stays empty (and costs nothing) unless GENERATOR_BENCH_TRACE=1."""
+    pairs: list[tuple[float, int]] = []
+    if os.environ.get("GENERATOR_BENCH_TRACE") == "1":
+        @environment.events.request.add_listener
+        def _trace(request_type, name, response_time, response=None, exception=None, **_kw) -> None:
+            if name == GET_NAME and response is not None and exception is None:
+                trace = response.headers.get("X-Okapi-Trace") if response.headers else None
+                if trace and trace.endswith("us"):
+                    pairs.append((response_time, int(trace.rsplit(" ", 1)[1][:-2])))
+    return pairs
