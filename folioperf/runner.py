@@ -189,6 +189,12 @@ def _locust_args(args: argparse.Namespace, workflow_spec: str, target: Endpoint,
     return cmd + extra
 
 
+def worker_command(master_host: str, master_port: int, *extra: str) -> list[str]:
+    """A Locust worker of folioperf's locustfile; workflow, options, data and password come from the master."""
+    return [sys.executable, "-m", "locust", "-f", locustfile(), "--worker", "--master-host", master_host,
+            "--master-port", str(master_port), *extra]
+
+
 def _child_env(password: str | None = None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in ("LOCUST_SKIP_MONKEY_PATCH", PASSWORD_ENV)}
     if password is not None:
@@ -208,8 +214,7 @@ class Processes:
         self.master = subprocess.Popen(cmd, env=_child_env(password), stdin=subprocess.DEVNULL, start_new_session=True)
 
     def start_worker(self, port: int) -> None:
-        cmd = [sys.executable, "-m", "locust", "-f", locustfile(), "--worker", "--master-host", "127.0.0.1",
-               "--master-port", str(port), "--loglevel", "WARNING"]
+        cmd = worker_command("127.0.0.1", port, "--loglevel", "WARNING")
         self.workers.append(subprocess.Popen(cmd, env=_child_env(), stdin=subprocess.DEVNULL, start_new_session=True))
 
     def interrupt(self, *_args: Any) -> None:
@@ -235,7 +240,7 @@ class Processes:
             except subprocess.TimeoutExpired:
                 worker.kill()
                 worker.wait()
-        return code
+        return 128 - code if code < 0 else code  # killed by signal N: the shell's 128 + N, not a wrapped negative
 
     def kill(self) -> None:
         for proc in [self.master, *self.workers]:
@@ -301,10 +306,8 @@ def run(args: argparse.Namespace) -> int:
 
 def worker(args: argparse.Namespace) -> int:
     """Replace this process with a Locust worker (signals then reach Locust directly)."""
-    cmd = [sys.executable, "-m", "locust", "-f", locustfile(), "--worker",
-           "--master-host", args.master_host, "--master-port", str(args.master_port)]
-    if args.processes is not None:
-        cmd += ["--processes", str(args.processes)]
+    extra = ["--processes", str(args.processes)] if args.processes is not None else []
+    cmd = worker_command(args.master_host, args.master_port, *extra)
     sys.stdout.flush()
     os.execve(sys.executable, cmd, _child_env())
     return 0  # not reached
