@@ -10,16 +10,17 @@ from __future__ import annotations
 __version__ = "0.1.0"
 
 _EXPORTS: dict[str, str] = {
-    # writing a workflow
-    "Workflow": "folioperf.workflow",
-    "Option": "folioperf.workflow",
-    "FolioUser": "folioperf.workflow",
-    "FolioTaskSet": "folioperf.workflow",
-    "FolioSequentialTaskSet": "folioperf.workflow",
-    "task": "folioperf.workflow",
+    # writing a workflow: through the Locust plugin, so a locustfile that uses them gets folioperf's listeners
+    "Workflow": "folioperf.plugin",
+    "Option": "folioperf.plugin",
+    "FolioUser": "folioperf.plugin",
+    "FolioTaskSet": "folioperf.plugin",
+    "FolioSequentialTaskSet": "folioperf.plugin",
+    "task": "folioperf.plugin",
     # talking to FOLIO (workflows and tools)
     "Okapi": "folioperf.okapi",
     "Credentials": "folioperf.okapi",
+    "Logins": "folioperf.okapi",
     "CallFailed": "folioperf.okapi",
     "LoginFailed": "folioperf.okapi",
 }

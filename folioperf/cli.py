@@ -1,14 +1,25 @@
 """The `folioperf` command: parse, call, print. Sub-commands live beside what they drive; their handlers
-are imported only when chosen, so each can set up its process first (e.g. gevent patching)."""
+are imported only when chosen, so each can set up its process first. The command itself never
+gevent-patches: it seeds with threads and child processes, and only the Locust processes it starts are
+patched (their environment drops LOCUST_SKIP_MONKEY_PATCH again).
+
+Bad input is one line, `folioperf <command>: error: ...`, and exit code 2: argparse's usage block is not
+repeated on every mistake (`--help` shows it).
+"""
 
 from __future__ import annotations
 
-import argparse
 import importlib
+import os
 import sys
+from typing import NoReturn
 
-from folioperf import __version__
-from folioperf.errors import FolioperfError
+os.environ.setdefault("LOCUST_SKIP_MONKEY_PATCH", "1")
+
+import configargparse  # noqa: E402
+
+from folioperf import __version__  # noqa: E402
+from folioperf.errors import FolioperfError  # noqa: E402
 
 # (module that adds the sub-command's arguments, sub-command names)
 _COMMANDS = (  # in the order `folioperf --help` lists them: the main job first
@@ -20,13 +31,21 @@ _COMMANDS = (  # in the order `folioperf --help` lists them: the main job first
 )
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+class Parser(configargparse.ArgumentParser):
+    """One line for bad input, with the command and a pointer to --help."""
+
+    def error(self, message: str) -> NoReturn:
+        print(f"{self.prog}: error: {message} (see {self.prog} --help)", file=sys.stderr)
+        raise SystemExit(2)
+
+
+def build_parser() -> Parser:
+    parser = Parser(
         prog="folioperf",
         description="Performance testing for FOLIO: seed data, run PTF workflows on Locust, report like the PTF.",
     )
     parser.add_argument("--version", action="version", version=f"folioperf {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True, parser_class=Parser)
     for module in _COMMANDS:
         importlib.import_module(module).add_commands(sub)
     return parser

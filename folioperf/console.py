@@ -1,12 +1,22 @@
-"""What a run shows on the terminal: a rich live view while it runs (progress over the duration, users,
-requests/s, failures, p95 of each transaction over the last seconds), and the summary table at the end
-with the PTF columns (Average, 50th, 75th, 95th) plus count, failures and requests/s — transactions
-first, then APIs."""
+"""What a run shows on the terminal: a live view while it runs and the summary table at the end.
+
+The live view (refreshed every second): progress over the duration, users running of those asked for, API
+calls and transactions counted apart (with their rates), failures, and per transaction its count and p95,
+overall and over the last seconds. The summary: the PTF columns (Average, 50th, 75th, 95th) with count,
+failures and rate; transactions first, then the open model's latencies from the scheduled start, then API
+calls, then tasks' errors.
+
+Both fit the terminal: a name that leaves no room for the numbers gets a line of its own above them, so
+nothing is cut mid-word at 80 columns, and a wide terminal shows one line per entry. Output to a pipe or a
+log is laid out for 200 columns, so API names and paths are never wrapped there.
+"""
 
 from __future__ import annotations
 
 import time
-from typing import Any, Iterable
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
 
 from rich.console import Console, Group
 from rich.live import Live
@@ -14,24 +24,110 @@ from rich.progress_bar import ProgressBar
 from rich.table import Table
 from rich.text import Text
 
-TRANSACTION = "Transaction"
-LIVE_REFRESH_SECONDS = 1.0
+from folioperf.metrics import ERROR, SCHEDULED, TRANSACTION
+
+PIPE_WIDTH = 200  # a log or pipe has no width: lay it out wide rather than at rich's default 80
+_NUMBER_WIDTHS = (9, 9, 9, 8, 8, 8, 8)  # Requests, Failures, Average, 50th, 75th, 95th, req/s
+_KINDS = ((TRANSACTION, "Transactions"), (SCHEDULED, "From the scheduled start (open model)"),
+          (None, "API calls"), (ERROR, "Errors in tasks"))
 
 
-def _fmt_ms(value: float | None) -> str:
+def console(stderr: bool = False) -> Console:
+    out = Console(stderr=stderr, highlight=False, soft_wrap=False)
+    if not out.is_terminal:
+        out.width = PIPE_WIDTH
+    return out
+
+
+def fmt_ms(value: float | None) -> str:
     if value is None:
         return "–"
     return f"{value:,.0f}" if value >= 100 else f"{value:,.1f}"
 
 
-class LiveView:
-    """Renders Locust's (merged) stats of the master or local runner; call `update()` periodically."""
+def _clock(seconds: float) -> str:
+    seconds = int(seconds)
+    return f"{seconds // 3600:d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}" if seconds >= 3600 else f"{seconds // 60:d}:{seconds % 60:02d}"
 
-    def __init__(self, environment: Any, title: str, duration_s: float | None, console: Console | None = None) -> None:
+
+def plural(count: int, word: str) -> str:
+    return f"{count:,} {word}" + ("" if count == 1 else "s")
+
+
+def _kind(request_type: str) -> str | None:
+    return request_type if request_type in (TRANSACTION, SCHEDULED, ERROR) else None
+
+
+def rows(entries: Iterable[dict], width: int, header: str) -> list[Text]:
+    """The summary's lines for stats.json-shaped entries at `width` columns (see the module docstring)."""
+    entries = list(entries)
+    numbers = sum(_NUMBER_WIDTHS)
+    longest = max((len(e["name"]) for e in entries), default=0)
+    name_width = max(min(longest, width - numbers - 2), len(header) - 2, 16)
+    heads = ("Requests", "Failures", "Average", "50th", "75th", "95th", "req/s")
+    lines = [Text(f"{header:<{name_width + 2}}" + "".join(f"{h:>{w}}" for h, w in zip(heads, _NUMBER_WIDTHS)),
+                  style="bold")]
+    by_kind: dict[str | None, list[dict]] = {}
+    for e in entries:
+        by_kind.setdefault(_kind(e["type"]), []).append(e)
+    for kind, title in _KINDS:
+        group = sorted(by_kind.get(kind, []), key=lambda e: e["name"])
+        if not group:
+            continue
+        lines.append(Text(title, style="bold underline"))
+        for e in group:
+            failed = e.get("failures", 0)
+            values = [f"{e['count']:,}", f"{failed:,}", fmt_ms(e.get("avg")), fmt_ms(e.get("p50")),
+                      fmt_ms(e.get("p75")), fmt_ms(e.get("p95")), f"{e.get('rps', 0.0):,.2f}"]
+            cells = Text()
+            for k, (value, w) in enumerate(zip(values, _NUMBER_WIDTHS)):
+                cells.append(f"{value:>{w}}", style="red" if k == 1 and failed else "")
+            name = Text("  " + e["name"], style="bold" if kind == TRANSACTION else "")
+            if len(e["name"]) <= name_width:
+                lines.append(name.append(" " * (name_width - len(e["name"]))).append_text(cells))
+            else:  # the name on its own line, the numbers under it
+                lines.append(name)
+                lines.append(Text(" " * (name_width + 2)).append_text(cells))
+    return lines
+
+
+def print_summary(snapshot: Any, path: Path | None, flags: Any, code: int, users: int, users_target: int) -> None:
+    """The summary at the end of a run (master or local process, `folioperf run`)."""
+    out = console()
+    entries = [{"type": e.type, "name": e.name, "count": e.count, "failures": e.failures, "avg": e.avg,
+                "p50": e.p50, "p75": e.p75, "p95": e.p95, "rps": e.rps} for e in snapshot.entries]
+    for line in rows(entries, out.width, "Results (ms)"):
+        out.print(line)
+    reached = plural(users, "user") + ("" if users == users_target else f" of the {users_target:,} asked for")
+    out.print(f"{reached} · {plural(sum(e.count for e in snapshot.apis()), 'API call')} · "
+              f"{plural(sum(e.count for e in snapshot.transactions()), 'transaction')}")
+    errors = [f for f in snapshot.failures if f.type != SCHEDULED]  # a Scheduled failure repeats its transaction's
+    if errors:
+        out.print(Text("Failures", style="bold underline"))
+        for f in errors[:10]:
+            out.print(f"  {f.occurrences:>7,} × {f.type} {f.name}: {f.error}")
+        if len(errors) > 10:
+            out.print(f"  ... {len(errors) - 10} more kinds in failures.csv")
+    raised = flags.raised()
+    if raised:
+        out.print(f"[bold red]flags: {', '.join(raised)}[/]")
+    if path is not None:
+        out.print(f"results: {path}")
+        out.print(f"PTF report: folioperf report {path} -o report.md")
+    out.print(f"exit code {code}")
+
+
+class LiveView:
+    """Renders the run as it goes, from folioperf's metrics (`snapshot()`) and Locust's runner."""
+
+    def __init__(self, environment: Any, snapshot: Callable[[], Any], title: str, users_target: int,
+                 duration_s: float | None, out: Console | None = None) -> None:
         self.environment = environment
+        self.snapshot = snapshot
         self.title = title
+        self.users_target = users_target
         self.duration_s = duration_s
-        self.console = console or Console(stderr=True)
+        self.console = out or console(stderr=True)
         self.started = time.monotonic()
         self._live = Live(console=self.console, auto_refresh=False, transient=False, redirect_stdout=False,
                           redirect_stderr=False)
@@ -50,72 +146,44 @@ class LiveView:
         self._live.update(self.render(), refresh=True)
 
     def render(self) -> Group:
-        runner = self.environment.runner
-        stats = self.environment.stats
-        total = stats.total
+        width = self.console.width
         elapsed = time.monotonic() - self.started
-        parts: list[Any] = [Text(self.title, style="bold")]
+        parts: list[Any] = [Text(self.title, style="bold", overflow="ellipsis", no_wrap=True)]
         if self.duration_s:
-            bar = ProgressBar(total=self.duration_s, completed=min(elapsed, self.duration_s), width=40)
-            clock = f"{_clock(min(elapsed, self.duration_s))} / {_clock(self.duration_s)}"
+            clock = f" {_clock(min(elapsed, self.duration_s))} / {_clock(self.duration_s)}"
+            bar = ProgressBar(total=self.duration_s, completed=min(elapsed, self.duration_s),
+                              width=max(10, min(40, width - len(clock) - 1)))
+            parts.append(Group(bar, Text(clock)) if width < 60 else _beside(bar, clock))
             if elapsed > self.duration_s:  # --stop-timeout: users finish the iteration they are in
-                clock += f"   stopping: users finish their iteration (+{_clock(elapsed - self.duration_s)})"
-            parts.append(Group(bar, Text(clock)))
+                parts.append(Text(f"stopping: users finish their iteration (+{_clock(elapsed - self.duration_s)})"))
         else:
             parts.append(Text(f"elapsed {_clock(elapsed)}"))
-        failures = total.num_failures
-        ratio = (failures / total.num_requests * 100) if total.num_requests else 0.0
-        style = "red" if failures else "green"
-        parts.append(
-            Text.assemble(
-                f"users {runner.user_count}   requests {total.num_requests:,}   req/s {total.current_rps:,.1f}   ",
-                (f"failures {failures:,} ({ratio:.2f} %)", style),
-            )
-        )
-        table = Table(box=None, header_style="bold", pad_edge=False)
-        for col, justify in (("Transaction", "left"), ("Count", "right"), ("Failures", "right"),
-                             ("p95 last 10 s (ms)", "right"), ("p95 (ms)", "right")):
-            table.add_column(col, justify=justify)  # type: ignore[arg-type]
-        for entry in sorted(stats.entries.values(), key=lambda e: e.name):
-            if entry.method != TRANSACTION:
-                continue
-            current = entry.get_current_response_time_percentile(0.95)
-            overall = entry.get_response_time_percentile(0.95) if entry.num_requests else None
-            table.add_row(entry.name, f"{entry.num_requests:,}", f"{entry.num_failures:,}", _fmt_ms(current), _fmt_ms(overall))
-        if table.row_count:
-            parts.append(table)
+        snap = self.snapshot()
+        stats = self.environment.stats
+        calls = sum(e.count for e in snap.apis())
+        call_rps = sum(e.current_rps for e in stats.entries.values() if _kind(e.method) is None)
+        failures = sum(e.failures for e in snap.apis()) + sum(e.failures for e in snap.transactions()) + \
+            sum(e.count for e in snap.errors())
+        users = self.environment.runner.user_count
+        parts.append(Text.assemble(
+            f"users {users}/{self.users_target}   API calls {calls:,} ({call_rps:,.1f}/s)   "
+            f"transactions {sum(e.count for e in snap.transactions()):,}   ",
+            (f"failures {failures:,}", "red" if failures else "green")))
+        lines = []
+        for e in snap.transactions():
+            current = stats.get(e.name, TRANSACTION).get_current_response_time_percentile(0.95)
+            lines.append((e.name, e.count, e.failures, current, e.p95))
+        if lines:
+            name_width = max(12, min(max(len(n) for n, *_ in lines), width - 46))
+            parts.append(Text(f"{'Transaction':<{name_width}} {'Count':>8} {'Failures':>9} {'p95 10s':>9} {'p95 (ms)':>9}",
+                              style="bold"))
+            for name, count, failed, current, overall in lines:
+                shown = name if len(name) <= name_width else name[: name_width - 1] + "…"
+                parts.append(Text(f"{shown:<{name_width}} {count:>8,} {failed:>9,} {fmt_ms(current):>9} {fmt_ms(overall):>9}"))
         return Group(*parts)
 
 
-def _clock(seconds: float) -> str:
-    seconds = int(seconds)
-    return f"{seconds // 3600:d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}" if seconds >= 3600 else f"{seconds // 60:d}:{seconds % 60:02d}"
-
-
-def summary_table(entries: Iterable[dict], title: str = "Results (ms)") -> Table:
-    """The PTF columns for stats.json-shaped entries: transactions first, then latencies from the
-    scheduled start (open model), then APIs by name (their names start with the method)."""
-    table = Table(title=title, header_style="bold", title_justify="left")
-    table.add_column("Name", ratio=1, overflow="fold")  # the name gives way on a narrow terminal, not the numbers
-    for col in ("Requests", "Failures", "Average", "50th", "75th", "95th", "req/s"):
-        table.add_column(col, justify="right", no_wrap=True)
-    rows = sorted(entries, key=lambda e: (e["type"] != TRANSACTION, e["type"] != "Scheduled", e["name"]))
-    previous = None
-    for e in rows:
-        kind = e["type"] if e["type"] in (TRANSACTION, "Scheduled") else "API"
-        if previous is not None and kind != previous:
-            table.add_section()
-        previous = kind
-        name = e["name"] if kind != "Scheduled" else f"{e['name']} (from scheduled start)"
-        failed = e.get("failures", 0)
-        table.add_row(
-            Text(name, style="bold" if kind == TRANSACTION else ""),
-            f"{e['count']:,}",
-            Text(f"{failed:,}", style="red" if failed else ""),
-            _fmt_ms(e.get("avg")),
-            _fmt_ms(e.get("p50")),
-            _fmt_ms(e.get("p75")),
-            _fmt_ms(e.get("p95")),
-            f"{e.get('rps', 0.0):,.2f}",
-        )
-    return table
+def _beside(bar: ProgressBar, clock: str) -> Table:
+    grid = Table.grid()
+    grid.add_row(bar, clock)
+    return grid

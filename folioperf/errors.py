@@ -1,4 +1,11 @@
-"""Errors a user can act on: the CLI prints their message on one line and exits with their code."""
+"""Errors a user can act on: the CLI prints their message on one line and exits with their code.
+
+    FolioperfError          bad input or set-up: one line, exit 2 (or the error's own code)
+    ├── DatabaseUnreachable PostgreSQL could not be reached with the DSN given
+    ├── CallFailed          a FOLIO API call ended with an outcome its caller did not expect
+    └── RunStopped          no virtual user can go on (test data exhausted, login refused): the whole run
+                            stops with one logged reason and exit code 3
+"""
 
 from __future__ import annotations
 
@@ -16,3 +23,18 @@ class FolioperfError(Exception):
 
 class DatabaseUnreachable(FolioperfError):
     """PostgreSQL could not be reached with the given DSN."""
+
+
+class CallFailed(FolioperfError):
+    """An API call ended with an outcome the caller did not expect (over a Locust session: already recorded
+    as a failure). In a workflow it ends the task; the user carries on with its next iteration."""
+
+    def __init__(self, name: str, message: str, status: int = 0) -> None:
+        super().__init__(f"{name}: {message}")
+        self.name, self.status = name, status
+
+
+class RunStopped(FolioperfError):
+    """Raised in a virtual user when the run cannot go on as specified; folioperf stops the whole run."""
+
+    exit_code = 3

@@ -5,7 +5,7 @@ folioperf option can also come from locust.conf or FOLIOPERF_* environment varia
 define their own user class and run with `locust -f workflows/<file>.py` just as well.
 """
 
-from folioperf.workflow import FolioUser
+from folioperf.plugin import FolioUser
 
 
 class WorkflowUser(FolioUser):

@@ -10,7 +10,7 @@ Modes (declared by the workflow):
   at all, the pool is exhausted;
 - `once`: an entry is used once; an empty pool is exhausted.
 
-An exhausted pool raises `PoolExhausted`, which folioperf's Locust plugin turns into one log line and the
+An exhausted pool raises `PoolExhausted` (a `RunStopped`), which folioperf turns into one log line and the
 end of the run (exit code 3). In a distributed run the master reads the pools file and gives each worker
 a disjoint slice of every exclusive and once pool (and all of every shared pool), so workers need no
 shared disk; a local run uses everything.
@@ -29,22 +29,18 @@ from collections import deque
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from folioperf.errors import FolioperfError
+from folioperf.errors import FolioperfError, RunStopped
 
 SHARED, EXCLUSIVE, ONCE = "shared", "exclusive", "once"
 MODES = (SHARED, EXCLUSIVE, ONCE)
 FORMAT = "folioperf-pools/1"
 WAIT_SECONDS = 30.0
-EXIT_EXHAUSTED = 3
 
 Entry = dict[str, Any]
 
 
-class PoolExhausted(FolioperfError):
+class PoolExhausted(RunStopped):
     """A pool has no entry left for a user: the run cannot go on as specified."""
-
-    stops_run = True
-    exit_code = EXIT_EXHAUSTED
 
 
 def read_pools_file(path: str | Path) -> dict[str, Any]:
@@ -104,7 +100,8 @@ class _Pool:
 class PoolStore:
     """One process's pools. Virtual users use it through `UserPools`."""
 
-    def __init__(self) -> None:
+    def __init__(self, wait_seconds: float = WAIT_SECONDS) -> None:
+        self.wait_seconds = wait_seconds  # how long an exclusive pool may stay empty before it is exhausted
         self._pools: dict[str, _Pool] = {}
         self._cond = threading.Condition()  # a gevent condition once Locust has patched threading
         self._held = 0  # exclusive/once entries held by users, any of which may come back
@@ -152,7 +149,7 @@ class PoolStore:
                 entry = pool.free[pool.cursor % pool.size]
                 pool.cursor += 1
                 return entry, self._generation
-            deadline = time.monotonic() + WAIT_SECONDS
+            deadline = time.monotonic() + self.wait_seconds
             while not pool.free:
                 if pool.mode == ONCE:
                     raise self._exhausted(pool, f"all {pool.size} entries have been used")
@@ -162,7 +159,7 @@ class PoolStore:
                     raise self._exhausted(pool, "no exclusive pool has an entry left")
                 left = deadline - time.monotonic()
                 if left <= 0:
-                    raise self._exhausted(pool, f"no entry came free for {WAIT_SECONDS:.0f} s (more users than entries?)")
+                    raise self._exhausted(pool, f"no entry came free for {self.wait_seconds:g} s (more users than entries?)")
                 self._cond.wait(left)
             self._held += 1
             return pool.free.popleft(), self._generation

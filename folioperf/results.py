@@ -27,7 +27,7 @@ import shutil
 import sys
 import tempfile
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
@@ -36,6 +36,7 @@ from urllib.parse import quote, quote_plus
 
 from folioperf.errors import FolioperfError
 from folioperf.metrics import Entry, EntryLookup, Failure, Snapshot, Window, entry_order
+from folioperf.outcome import Flags
 
 RUN_FORMAT = "folioperf-results/1"
 STATS_FORMAT = "folioperf-stats/1"
@@ -54,14 +55,6 @@ class Target:
     modules: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
-class Flags:
-    cpu_saturated: bool = False
-    rate_missed: bool = False
-    worker_lost: bool = False
-    interrupted: bool = False
-
-
 def current_versions() -> dict[str, str]:
     from folioperf import __version__
 
@@ -74,7 +67,9 @@ def current_versions() -> dict[str, str]:
 
 @dataclass(frozen=True)
 class RunInfo:
-    """run.json. `start`/`end` are timezone-aware; `duration_s` is the requested duration."""
+    """run.json. `start`/`end` are timezone-aware; `duration_s` is the requested duration. `users` is the peak
+    of users that ran at once (what the reports show), `users_target` how many were asked for, and
+    `full_load_at` when all of them were running (None: never)."""
 
     workflow: str
     users: int
@@ -93,6 +88,14 @@ class RunInfo:
     flags: Flags = Flags()
     exit_code: int = 0
     versions: Mapping[str, str] = field(default_factory=current_versions)
+    users_target: int | None = None
+    users_per_worker: Mapping[str, int] = field(default_factory=dict)
+    full_load_at: datetime | None = None
+    partial: bool = False  # a checkpoint of a test still running (or whose master was killed)
+
+    def __post_init__(self) -> None:
+        if self.users_target is None:
+            object.__setattr__(self, "users_target", self.users)
 
     @property
     def elapsed_s(self) -> float:
@@ -189,6 +192,9 @@ def _run_json(run: RunInfo) -> dict[str, Any]:
         "options": dict(run.options),
         "tag": run.tag,
         "users": run.users,
+        "users_target": run.users_target,
+        "users_per_worker": dict(run.users_per_worker),
+        "full_load_at": _iso(run.full_load_at) if run.full_load_at else None,
         "ramp_up_s": run.ramp_up_s,
         "spawn_rate": run.spawn_rate,
         "duration_s": run.duration_s,
@@ -201,9 +207,9 @@ def _run_json(run: RunInfo) -> dict[str, Any]:
         "elapsed_s": run.elapsed_s,
         "workers": run.workers,
         "generator": {"peak_cpu_percent": run.peak_cpu_percent},
-        "flags": {"cpu_saturated": run.flags.cpu_saturated, "rate_missed": run.flags.rate_missed,
-                  "worker_lost": run.flags.worker_lost, "interrupted": run.flags.interrupted},
+        "flags": {f.name: getattr(run.flags, f.name) for f in fields(Flags)},
         "exit_code": run.exit_code,
+        **({"partial": True} if run.partial else {}),
     }
 
 
@@ -234,10 +240,8 @@ def _dump(data: Any, redactor: _Redactor) -> str:
                       indent=2, ensure_ascii=False) + "\n"
 
 
-def write(root: str | os.PathLike[str], run: RunInfo, stats: Snapshot, *, report_html: str | None = None,
-          db: Mapping[str, Any] | None = None, secrets: Iterable[str] = ()) -> Path:
-    """Write a results directory under `root` and return its path; all of it or nothing."""
-    redactor = _Redactor(secrets)
+def _files(run: RunInfo, stats: Snapshot, report_html: str | None, db: Mapping[str, Any] | None,
+           redactor: _Redactor) -> dict[str, str]:
     files = {
         "stats.json": _dump(_stats_json(stats), redactor),
         "timeseries.csv": _csv(TIMESERIES_COLUMNS, (
@@ -252,11 +256,13 @@ def write(root: str | os.PathLike[str], run: RunInfo, stats: Snapshot, *, report
     if db is not None:
         files["db.json"] = _dump(db, redactor)
     files["run.json"] = _dump(_run_json(run), redactor)  # last: only a finished directory has one
+    return files
 
-    root = Path(root)
+
+def _stage(root: Path, name: str, files: Mapping[str, str]) -> Path:
+    """The files in a new hidden directory under `root`, on disk."""
     root.mkdir(parents=True, exist_ok=True)
-    name = results_dir_name(run.start, run.workflow, run.users)
-    staging = Path(tempfile.mkdtemp(prefix=f".{name}.", suffix=".partial", dir=root))
+    staging = Path(tempfile.mkdtemp(prefix=f".{name}.", suffix=".staging", dir=root))
     try:
         for filename, text in files.items():
             with open(staging / filename, "w", encoding="utf-8", newline="") as f:
@@ -264,10 +270,42 @@ def write(root: str | os.PathLike[str], run: RunInfo, stats: Snapshot, *, report
                 f.flush()
                 os.fsync(f.fileno())
         staging.chmod(0o755)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return staging
+
+
+def write(root: str | os.PathLike[str], run: RunInfo, stats: Snapshot, *, report_html: str | None = None,
+          db: Mapping[str, Any] | None = None, secrets: Iterable[str] = ()) -> Path:
+    """Write a results directory under `root` and return its path; all of it or nothing."""
+    root = Path(root)
+    name = results_dir_name(run.start, run.workflow, run.users)
+    staging = _stage(root, name, _files(run, stats, report_html, db, _Redactor(secrets)))
+    try:
         return _publish(staging, root, name)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
+
+
+def write_checkpoint(root: str | os.PathLike[str], run: RunInfo, stats: Snapshot, *,
+                     secrets: Iterable[str] = ()) -> Path:
+    """The results so far of a test still running, as `<start>-<workflow>-partial/` (replaced each time;
+    run.json says `"partial": true`). `folioperf report` reads it like any results directory."""
+    root = Path(root)
+    name = results_dir_name(run.start, run.workflow, None, label="partial")
+    staging = _stage(root, name, _files(replace(run, partial=True), stats, None, None, _Redactor(secrets)))
+    final = root / name
+    old = root / f".{name}.old"
+    try:
+        if final.exists():
+            os.rename(final, old)
+        os.rename(staging, final)
+    finally:
+        shutil.rmtree(old, ignore_errors=True)
+        shutil.rmtree(staging, ignore_errors=True)
+    return final
 
 
 def _publish(staging: Path, root: Path, name: str) -> Path:
@@ -339,9 +377,11 @@ def _run_info(data: Mapping[str, Any]) -> RunInfo:
         ramp_up_s=data.get("ramp_up_s"), spawn_rate=data.get("spawn_rate"), duration_s=data.get("duration_s"),
         rate=data.get("rate"), workers=data.get("workers", 0),
         peak_cpu_percent=(data.get("generator") or {}).get("peak_cpu_percent"),
-        flags=Flags(**{k: bool(flags.get(k, False)) for k in ("cpu_saturated", "rate_missed", "worker_lost",
-                                                               "interrupted")}),
+        flags=Flags(**{f.name: bool(flags.get(f.name, False)) for f in fields(Flags)}),
         exit_code=data.get("exit_code", 0), versions=data.get("versions") or {},
+        users_target=data.get("users_target", data["users"]), users_per_worker=data.get("users_per_worker") or {},
+        full_load_at=_parse_time(data["full_load_at"]) if data.get("full_load_at") else None,
+        partial=bool(data.get("partial", False)),
     )
 
 

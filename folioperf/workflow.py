@@ -26,8 +26,16 @@ A workflow module (built in under `workflows/`, in a third-party package, or any
 
 `folioperf run NAME` and `locust -f folioperf/locustfile.py --workflow NAME|path.py` find it through the
 registry: built-ins (the package `folioperf.workflows`), the entry-point group `folioperf.workflows`
-(`name = "package.module:workflow"`), or a file path. A failed call raises `CallFailed` (already recorded);
-folioperf's TaskSets end the task there and return the entries the user held to their pools.
+(`name = "package.module:workflow"`), or a file path.
+
+How a task ends: a failed call raises `CallFailed` (already recorded): the task ends there, the entries the
+user held go back to their pools, and the user carries on. Any other exception is the workflow's bug: it is
+recorded once per iteration as a failure of request type "Error" (name: the workflow and its task; error:
+the exception and where it was raised), logged once per distinct error, never as a traceback per
+iteration. A `RunStopped` (test data exhausted, login refused) stops the whole run.
+
+A virtual user finds its run's state (settings, test data, logins, the open model) on its Locust
+environment, where folioperf's plugin put it (`environment.folioperf`).
 """
 
 from __future__ import annotations
@@ -49,14 +57,14 @@ from typing import Any, Callable, ContextManager, Mapping, Sequence
 import gevent
 from locust import SequentialTaskSet, TaskSet, task
 from locust.contrib.fasthttp import FastHttpUser
-from locust.exception import InterruptTaskSet, RescheduleTask, RescheduleTaskImmediately, StopUser
+from locust.exception import InterruptTaskSet, RescheduleTask, RescheduleTaskImmediately, StopTest, StopUser
 from locust.user.task import LOCUST_STATE_WAITING
 from locust.user.wait_time import constant_pacing
 
-from folioperf import pacing as open_model  # --rate: iterations started on a schedule
-from folioperf import plugin  # folioperf's Locust options and listeners, registered once per process
-from folioperf.errors import FolioperfError
-from folioperf.okapi import CallFailed, Okapi, Transaction
+from folioperf.errors import CallFailed, FolioperfError, RunStopped
+from folioperf.metrics import ERROR, failure_message
+from folioperf.okapi import Okapi, Transaction
+from folioperf.rates import parse_rate
 from folioperf.pools import MODES, UserPools
 
 __all__ = ["Option", "Workflow", "FolioUser", "FolioTaskSet", "FolioSequentialTaskSet", "task",
@@ -124,7 +132,7 @@ class Workflow:
     - `pacing`: seconds from one task start to the next per user (scaled by --think-time), None = back to back;
     - `spawn_rate`: users started per second unless the run says otherwise (holds: 0.1, one user per 10 s);
     - `rate`: runs in the open model by default, at this many iterations for the whole run ("3/s", "90/m";
-      `--rate` overrides it; see folioperf.pacing);
+      `--rate` overrides it; see folioperf.open_model);
     - `load_pools(okapi, options)`: where the pools come from when no pools file is given (run once, on
       the master, with a logged-in `Okapi` over a plain requests session).
     """
@@ -158,7 +166,7 @@ class Workflow:
                 raise ValueError(f"workflow {self.name}: {attr} must be positive")
         if self.rate is not None:
             try:
-                open_model.parse_rate(self.rate)
+                parse_rate(self.rate)
             except FolioperfError as exc:
                 raise ValueError(f"workflow {self.name}: rate {self.rate!r}: use N/s or N/m, e.g. 3/s") from exc
         object.__setattr__(self, "pools", MappingProxyType(dict(self.pools)))
@@ -192,7 +200,10 @@ class FolioUser(FastHttpUser):
 
     def __init__(self, environment: Any) -> None:
         super().__init__(environment)
-        run = plugin.run_of(environment)
+        run = getattr(environment, "folioperf", None)
+        if run is None:
+            raise FolioperfError("folioperf is not set up in this Locust environment (its plugin's init listener did not run)")
+        self.folioperf = run
         self.okapi: Okapi = run.okapi(self.client)
         self.pools = UserPools(run.store)
         self.options: SimpleNamespace = run.options[self.workflow.name]
@@ -200,12 +211,23 @@ class FolioUser(FastHttpUser):
 
     def wait_time(self) -> float:
         seconds = (self.workflow.pacing or 0) * self.think_time
-        if seconds <= 0 or open_model.active(self.environment):
+        if seconds <= 0 or self.folioperf.open_model.active:
             return 0  # no pacing, or the open model's schedule decides when the next iteration starts
         return constant_pacing(seconds)(self)
 
     def on_stop(self) -> None:
         self.pools.release_all()
+
+
+def _where(exc: BaseException) -> str:
+    """`file.py:LINE in function` of the frame that raised."""
+    tb = exc.__traceback__
+    if tb is None:
+        return ""
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    code = tb.tb_frame.f_code
+    return f"{Path(code.co_filename).name}:{tb.tb_lineno} in {code.co_name}"
 
 
 class _FolioTasks:
@@ -236,25 +258,34 @@ class _FolioTasks:
             gevent.sleep(seconds)
 
     def execute_task(self, task: Any) -> None:
+        user = self.user
         try:
-            if open_model.active(self.user.environment):
-                with open_model.iteration(self):  # wait for this iteration's scheduled start
+            open_model = user.folioperf.open_model
+            if open_model.active:
+                with open_model.iteration(user):  # wait for this iteration's scheduled start
                     super().execute_task(task)  # type: ignore[misc]
             else:
                 super().execute_task(task)  # type: ignore[misc]
-        except (RescheduleTask, RescheduleTaskImmediately, InterruptTaskSet, StopUser):
+        except (RescheduleTask, RescheduleTaskImmediately, InterruptTaskSet, StopUser, StopTest):
             raise  # Locust's own flow control, not a failure
         except CallFailed:
             self.pools.release_all()  # recorded already; this task is over, the user carries on
-        except Exception as exc:
-            self.pools.release_all()
-            if not getattr(exc, "stops_run", False):
-                raise
+        except RunStopped as exc:
             # An exhausted pool, a refused login: no user can go on. Rather than end (Locust does not
             # expect users to vanish while it stops them), idle where a stopping runner ends users at once.
-            plugin.stop_run(self.user.environment, str(exc), getattr(exc, "exit_code", 1))
-            self.user._state = LOCUST_STATE_WAITING
+            self.pools.release_all()
+            user.folioperf.stop_run(str(exc), exc.exit_code)
+            user._state = LOCUST_STATE_WAITING
             gevent.sleep(IDLE_SECONDS)
+        except Exception as exc:
+            self.pools.release_all()
+            name = getattr(task, "__name__", type(task).__name__)
+            where = _where(exc)
+            user.environment.events.request.fire(
+                request_type=ERROR, name=f"{user.workflow.name} {name}", response_time=None, response_length=0,
+                exception=failure_message(f"{type(exc).__name__}: {exc}" + (f" ({where})" if where else "")),
+                context={}, response=None, start_time=None, url=None,
+            )
 
 
 class FolioTaskSet(_FolioTasks, TaskSet):

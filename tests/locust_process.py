@@ -11,7 +11,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from folioperf.runner import free_port  # noqa: F401  (tests take it from here)
+from folioperf.launch import free_port  # noqa: F401  (tests take it from here)
 
 REPO = Path(__file__).resolve().parents[1]
 LOCUSTFILE = REPO / "folioperf" / "locustfile.py"

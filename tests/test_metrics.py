@@ -14,14 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from folioperf.metrics import (
-    ERROR_MESSAGE_LIMIT,
-    PERCENTILES,
-    Metrics,
-    bucket_of,
-    decode_histogram,
-    locust_bucket,
-)
+from folioperf.histogram import bucket_of, decode_histogram
+from folioperf.metrics import ERROR_MESSAGE_LIMIT, PERCENTILES, Metrics, locust_bucket
 from tests.locust_process import free_port
 
 FIXTURES = Path(__file__).parent / "fixtures" / "metrics"
@@ -77,7 +71,7 @@ def merged_from_workers(values: list[float], workers: int, clock: Clock) -> Metr
         for i, value in enumerate(part):
             fire(recorders[(i * 7) % workers], [value])
         for n, recorder in enumerate(recorders):
-            master.merge_report(f"worker-{n}", over_the_wire(recorder.take_report("running"), f"worker-{n}"))
+            master.merge_report(f"worker-{n}", over_the_wire(recorder.take_report(), f"worker-{n}"))
     return master
 
 
@@ -205,18 +199,18 @@ def test_windows_merge_across_workers_and_settle_without_losing_counts():
     first, second = Metrics(settle=False, clock=clock), Metrics(settle=False, clock=clock)
     fire(first, [10.0] * 30)
     fire(second, [20.0] * 10)
-    master.merge_report("w1", over_the_wire(first.take_report("running"), "w1"))
-    master.merge_report("w2", over_the_wire(second.take_report("running"), "w2"))
+    master.merge_report("w1", over_the_wire(first.take_report(), "w1"))
+    master.merge_report("w2", over_the_wire(second.take_report(), "w2"))
     (window,) = master.snapshot().windows
     assert (window.count, window.p50, window.p95) == (40, 10.0, 20.0)
 
     # Two minutes later the window is reduced to its figures; a report that straggles in still counts.
     clock.now = T0 + 121
     fire(first, [30.0])
-    master.merge_report("w1", over_the_wire(first.take_report("running"), "w1"))
+    master.merge_report("w1", over_the_wire(first.take_report(), "w1"))
     late = Metrics(settle=False, clock=Clock(T0 + 2))
     fire(late, [500.0] * 2)
-    master.merge_report("w3", over_the_wire(late.take_report("stopped"), "w3"))
+    master.merge_report("w3", over_the_wire(late.take_report(), "w3"))
 
     snapshot = master.snapshot()
     assert [(w.count, w.p50) for w in snapshot.windows] == [(42, 10.0), (1, 30.0)]
@@ -236,11 +230,11 @@ def test_failures_grouped_expected_counted_and_messages_safe():
     worker.record("GET", "GET /users", 3.0, 0, exception=ValueError(f"rejected token {token} <Foo object at 0x7f3a>"))
     worker.record("GET", "GET /users", 3.0, 0, exception=ConnectionError("x" * 1000))
     worker.record("GET", "GET /users", None, 0, exception="timed out")
-    master.merge_report("w", over_the_wire(worker.take_report("stopped")))
+    master.merge_report("w", over_the_wire(worker.take_report()))
     for _ in range(2):
         worker.record("POST", "POST /circulation/check-out-by-barcode", 14.0, 0,
                       exception=RuntimeError("422 Item is already checked out (barcode 123)"))
-    master.merge_report("w", over_the_wire(worker.take_report("stopped")))
+    master.merge_report("w", over_the_wire(worker.take_report()))
 
     snapshot = master.snapshot()
     failures = [(f.type, f.name, f.error, f.occurrences) for f in snapshot.failures]
@@ -277,30 +271,21 @@ def test_rps_is_over_the_measured_duration_and_reset_starts_over():
     assert len(snapshot.windows) == 1 and not snapshot.failures
 
 
-def test_master_knows_when_it_has_every_workers_final_report():
-    clock = Clock()
-    master = Metrics(clock=clock)
+def test_master_counts_worker_reports_that_never_arrived():
+    master = Metrics()
+    worker = Metrics(settle=False)
+    worker.record("GET", "/a", 5.0)
+    master.merge_report("w1", over_the_wire(worker.take_report(), "w1"))
+    worker.record("GET", "/a", 6.0)
+    worker.take_report()  # lost on the way (e.g. a reconnect): w1's data has a hole
+    worker.record("GET", "/a", 7.0)
+    master.merge_report("w1", over_the_wire(worker.take_report(), "w1"))
+    assert master.lost_reports == {"w1": 1}
+    assert master.snapshot().entries[0].count == 2
+    master.merge_report("w1", over_the_wire({"seq": 1, "windows": [], "failures": []}, "w1"))  # a replay: ignored
+    assert master.snapshot().entries[0].count == 2
     master.start_test()
-    workers = {name: Metrics(settle=False, clock=clock) for name in ("w1", "w2", "w3")}
-    for name in ("w1", "w2"):
-        fire(workers[name], [5.0])
-        master.merge_report(name, over_the_wire(workers[name].take_report("running"), name))
-    master.merge_report("w3", over_the_wire(workers["w3"].take_report("ready"), "w3"))  # got no users
-    master.stopping(busy_workers=["w1", "w2"])
-    assert master.pending_workers() == {"w1", "w2"}
-
-    fire(workers["w1"], [6.0])  # a report taken before w1 stopped its users is not final
-    master.merge_report("w1", over_the_wire(workers["w1"].take_report("cleanup"), "w1"))
-    master.merge_report("w2", over_the_wire(workers["w2"].take_report("stopped"), "w2"))
-    assert master.pending_workers() == {"w1"}
-    assert master.pending_workers(missing=["w1"]) == set()
-    assert master.incomplete_workers() == {"w1"}
-
-    workers["w1"].take_report("cleanup")  # lost on the way (e.g. a reconnect): w1's data has a hole
-    master.merge_report("w1", over_the_wire(workers["w1"].take_report("stopped"), "w1"))
-    assert master.pending_workers() == set()
-    assert master.incomplete_workers() == {"w1"}
-    assert master.snapshot().entries[0].count == 3
+    assert master.lost_reports == {}
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -325,7 +310,8 @@ def test_distributed_run_merges_every_workers_data(ending, tmp_path):
     the web UI's Stop button). The master's merged metrics hold all of it."""
     out = tmp_path / "snapshots.jsonl"
     port = free_port()
-    env = {**os.environ, "FOLIOPERF_TEST_SNAPSHOT": str(out), "FOLIOPERF_TEST_STOP_DELAY": "1.5"}
+    env = {**os.environ, "FOLIOPERF_TEST_SNAPSHOT": str(out), "FOLIOPERF_TEST_STOP_DELAY": "1.5",
+           "FOLIOPERF_WORKER_KEY": "a key the master and its workers share"}
     locust = [sys.executable, "-m", "locust", "-f", str(FIXTURES / "synthetic_locustfile.py")]
     if ending == "run-time quit":
         mode = ["--headless"]

@@ -17,7 +17,7 @@ import pytest
 import requests
 
 from folioperf.errors import FolioperfError
-from folioperf.okapi import CallFailed, Credentials, Login, LoginFailed, Okapi
+from folioperf.okapi import CallFailed, Credentials, LoginFailed, Logins, Okapi
 from tests.locust_process import LOCUSTFILE, WORKFLOWS, clean_env, locust_command, run_locust
 
 MISSING_USER = "00000000-0000-4000-8000-000000000000"
@@ -80,10 +80,11 @@ def test_legacy_login_on_eureka_takes_the_body_token(folio_sandbox_factory):
 def test_auto_falls_back_to_legacy_once_per_process(no_expiry_sandbox):
     probes = lambda: no_expiry_sandbox.counters()["requests"].get("unmatched", {}).get("4xx", 0)  # noqa: E731
     before = probes()
-    first = okapi_for(no_expiry_sandbox, auth="auto")
+    logins = Logins()  # what the users of one Locust process share
+    first = okapi_for(no_expiry_sandbox, auth="auto", logins=logins)
     assert first.get("/groups").status_code == 200
     assert first.login.mode == "legacy"
-    second = okapi_for(no_expiry_sandbox, auth="auto")  # another virtual user: no second probe
+    second = okapi_for(no_expiry_sandbox, auth="auto", logins=logins)  # another virtual user: no second probe
     assert second.get("/groups").status_code == 200
     assert probes() - before == 1
 
@@ -164,12 +165,13 @@ def test_transaction_sums_its_calls_and_fails_with_them(folio_sandbox):
 def test_shared_login_refreshes_in_time_and_never_reuses_a_refresh_token(ttl_sandbox):
     events = lambda: ttl_sandbox.counters()["events"]  # noqa: E731
     before = events()
-    login = Login.shared(ttl_sandbox.url, Credentials("ttlrun", ttl_sandbox.username, TTL_SECRET))
+    logins = Logins()  # what a Locust process's users share
+    login = logins.login(ttl_sandbox.url, Credentials("ttlrun", ttl_sandbox.username, TTL_SECRET), shared=True)
     errors: list[BaseException] = []
     deadline = time.monotonic() + 30
 
     def user() -> None:  # a virtual user: its own session, the shared login
-        okapi = Okapi(requests.Session(), login.credentials, url=ttl_sandbox.url, shared_login=True)
+        okapi = Okapi(requests.Session(), login.credentials, url=ttl_sandbox.url, shared_login=True, logins=logins)
         assert okapi.login is login
         try:
             while login.refreshes < 5 and time.monotonic() < deadline:

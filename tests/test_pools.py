@@ -16,7 +16,8 @@ import pytest
 import requests
 
 from folioperf.errors import FolioperfError
-from folioperf.pools import EXIT_EXHAUSTED, PoolExhausted, PoolStore, UserPools, check_declared, read_pools_file, split
+from folioperf.outcome import EXIT_STOPPED
+from folioperf.pools import PoolExhausted, PoolStore, UserPools, check_declared, read_pools_file, split
 from tests.locust_process import LOCUSTFILE, WORKFLOWS, clean_env, free_port, locust_args, locust_command
 
 MODES = {"users": "shared", "available": "exclusive", "checked_out": "exclusive", "tickets": "once"}
@@ -26,8 +27,9 @@ def entries(prefix: str, n: int) -> list[dict]:
     return [{"id": f"{prefix}{i}"} for i in range(n)]
 
 
-def store_with(pools: dict[str, list[dict]], modes: dict[str, str] = MODES, **kwargs) -> PoolStore:
-    store = PoolStore()
+def store_with(pools: dict[str, list[dict]], modes: dict[str, str] = MODES, wait_seconds: float = 30.0,
+               **kwargs) -> PoolStore:
+    store = PoolStore(wait_seconds)
     store.load(pools, {name: modes[name] for name in pools}, **kwargs)
     return store
 
@@ -104,7 +106,7 @@ def test_once_entries_run_out_with_a_clear_message():
         user.acquire("tickets")
     assert str(exhausted.value) == ("pool 'tickets' is exhausted: all 2 entries have been used (worker 2 of 2 had 2 of "
                                     "the 4); seed more data or run fewer users or a shorter test")
-    assert exhausted.value.exit_code == EXIT_EXHAUSTED == 3
+    assert exhausted.value.exit_code == EXIT_STOPPED == 3
     assert [e["id"] for e in used] == ["t0", "t1"]
 
 
@@ -138,16 +140,15 @@ def test_a_user_waits_for_an_entry_another_user_releases():
     assert got == [item]
 
 
-def test_a_user_waits_no_longer_than_the_limit(monkeypatch):
-    monkeypatch.setattr("folioperf.pools.WAIT_SECONDS", 0.05)
-    store = store_with({"available": entries("a", 1), "checked_out": []})
+def test_a_user_waits_no_longer_than_the_limit():
+    store = store_with({"available": entries("a", 1), "checked_out": []}, wait_seconds=0.05)
     # the entry sits in another pool and could come over, but nobody moves it
-    with pytest.raises(PoolExhausted, match="no entry came free for 0 s"):
+    with pytest.raises(PoolExhausted, match="no entry came free for 0.05 s"):
         UserPools(store).acquire("checked_out")
 
 
 def test_a_new_run_replaces_the_data_and_forgets_what_was_held():
-    store = store_with({"available": entries("a", 1)})
+    store = store_with({"available": entries("a", 1)}, wait_seconds=0.05)
     user = UserPools(store)
     old = user.acquire("available")
     store.load({"available": entries("b", 1)}, {"available": "exclusive"})
@@ -164,6 +165,7 @@ def test_a_process_that_got_no_data_says_so():
 
 # -- a distributed run --------------------------------------------------------------------------------------------
 
+KEY = "the secret this master and its workers share"
 MAIN_LIBRARY = "fcd64ce1-6995-48f0-840e-89ffa2288371"  # served by Circ Desk 1 (reference data)
 CIRC_DESK_1 = "3a40852d-49fd-4df2-a1f9-6e2641a6e91f"
 
@@ -220,14 +222,15 @@ def test_two_workers_never_hand_one_item_to_two_users(folio_sandbox_factory, tmp
                        "--master-bind-port", str(port), "--expect-workers", "2", "--workflow", str(WORKFLOWS / "cico.py"),
                        "--pools", "pools.json", "--tenant", "poolsrun", "-u", "20", "-r", "20", "-t", "20",
                        "--stop-timeout", "5", "--host", sb.url),
-        cwd=tmp_path / "master", env=clean_env(FOLIOPERF_PASSWORD=sb.password), stdout=subprocess.PIPE,
+        cwd=tmp_path / "master", env=clean_env(FOLIOPERF_PASSWORD=sb.password, FOLIOPERF_WORKER_KEY=KEY), stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT, text=True)
     workers = []
     for k in range(2):
         (tmp_path / f"worker{k}").mkdir()
         workers.append(subprocess.Popen(
             locust_command("-f", str(LOCUSTFILE), "--worker", "--master-host", "127.0.0.1", "--master-port", str(port)),
-            cwd=tmp_path / f"worker{k}", env=clean_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
+            cwd=tmp_path / f"worker{k}", env=clean_env(FOLIOPERF_WORKER_KEY=KEY), stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT, text=True))
     try:
         output, _ = master.communicate(timeout=120)
         worker_outputs = [w.communicate(timeout=60)[0] for w in workers]

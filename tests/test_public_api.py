@@ -16,7 +16,7 @@ PUBLIC = {
     # writing a workflow
     "Workflow", "Option", "FolioUser", "FolioTaskSet", "FolioSequentialTaskSet", "task",
     # talking to FOLIO
-    "Okapi", "Credentials", "CallFailed", "LoginFailed",
+    "Okapi", "Credentials", "Logins", "CallFailed", "LoginFailed",
 }
 
 
@@ -40,6 +40,6 @@ def test_every_export_resolves_and_import_stays_light():
         "Workflow": "folioperf.workflow", "Option": "folioperf.workflow", "FolioUser": "folioperf.workflow",
         "FolioTaskSet": "folioperf.workflow", "FolioSequentialTaskSet": "folioperf.workflow",
         "task": "locust.user.task",  # Locust's own decorator, so one import line serves a workflow
-        "Okapi": "folioperf.okapi", "Credentials": "folioperf.okapi", "CallFailed": "folioperf.okapi",
-        "LoginFailed": "folioperf.okapi",
+        "Okapi": "folioperf.okapi", "Credentials": "folioperf.auth", "Logins": "folioperf.auth",
+        "CallFailed": "folioperf.errors", "LoginFailed": "folioperf.auth",
     }

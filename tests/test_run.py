@@ -31,9 +31,9 @@ def run(args: list[str], cwd: Path, password: str = "admin", timeout: float = 15
                           capture_output=True, text=True, timeout=timeout)
 
 
-def start(args: list[str], cwd: Path, password: str = "admin") -> subprocess.Popen:
+def start(args: list[str], cwd: Path, password: str = "admin", **env: str) -> subprocess.Popen:
     """`folioperf run` in its own session, as a terminal would run it (Ctrl-C is sent to it alone)."""
-    return subprocess.Popen(folioperf("run", *args), cwd=cwd, env=clean_env(FOLIOPERF_PASSWORD=password),
+    return subprocess.Popen(folioperf("run", *args), cwd=cwd, env=clean_env(FOLIOPERF_PASSWORD=password, **env),
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
 
 
@@ -208,12 +208,13 @@ def test_bad_input_is_one_line_and_exit_2(args, message, tmp_path):
 
 def test_master_and_a_worker_started_apart_as_on_two_machines(folio_sandbox, tmp_path):
     port = free_port()
+    key = f"shared-{uuid.uuid4().hex}"
     master = start([BROWSE, "--users", "2", "--duration", "6s", "--master", "--expect-workers", "1",
-                    "--master-bind-host", "127.0.0.1", "--master-port", str(port),
-                    "--okapi-url", folio_sandbox.url, "--results", "out"], tmp_path)
+                    "--master-port", str(port), "--okapi-url", folio_sandbox.url, "--results", "out"], tmp_path,
+                   FOLIOPERF_WORKER_KEY=key)
     worker = subprocess.Popen(folioperf("worker", "--master-host", "127.0.0.1", "--master-port", str(port)),
-                              cwd=tmp_path, env=clean_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                              text=True, start_new_session=True)  # no password: the master sends it
+                              cwd=tmp_path, env=clean_env(FOLIOPERF_WORKER_KEY=key), stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True, start_new_session=True)  # no password: the master sends it
     try:
         output, _ = master.communicate(timeout=120)
         worker.communicate(timeout=60)
@@ -221,7 +222,7 @@ def test_master_and_a_worker_started_apart_as_on_two_machines(folio_sandbox, tmp
         master.kill()
         worker.kill()
     assert master.returncode == 0, output
-    assert "waiting for 1 worker(s)" in output
+    assert "waiting for 1 worker on port" in output and "(this machine only" in output  # loopback unless told
     res = only_results(tmp_path / "out")
     assert res.run.workers == 1 and res.entry("Transaction", "Browse").count > 0
     assert worker.returncode == 0

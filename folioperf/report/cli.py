@@ -8,7 +8,7 @@ import os
 import sys
 from pathlib import Path
 
-from folioperf.run_cli import positive
+from folioperf.options import positive
 
 UNITS = ("s", "ms")
 

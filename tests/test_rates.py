@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from folioperf.errors import FolioperfError
-from folioperf.pacing import RateStatus, Schedule, format_rate, parse_rate
+from folioperf.rates import RateStatus, Schedule, format_rate, parse_rate
 
 
 @pytest.mark.parametrize("text, per_s", [("20/s", 20.0), ("3/s", 3.0), ("90/m", 1.5), ("0.5/s", 0.5), (" 6 / min ", 0.1)])

@@ -1,0 +1,282 @@
+"""folioperf between a Locust master and its workers, over Locust's own messages.
+
+Trust. Master and workers share a key (FOLIOPERF_WORKER_KEY: from the environment, a Kubernetes Secret, or
+made up by `folioperf run --workers` and by Locust's `--processes` parent for its children). A worker
+proves it holds the key before the master sends it anything that matters: once its plugin is set up it
+says hello, the master answers with a random challenge, the worker answers with HMAC-SHA256(key,
+challenge + its id). A worker that cannot prove it within TRUST_SECONDS of the test's start is refused:
+taken out of the dispatch, told why, and sent away. The setup a trusted worker gets (its slice of the test
+data, the run's settings, the FOLIO password when it has none of its own) is sealed with AES-GCM under a
+key derived from the shared key: neither secrets nor test data cross the wire in the clear.
+
+The end of a test. When the master begins stopping (`test_stopping`: the run time is up, the web UI's stop,
+Ctrl-C, a stop folioperf asked for), it asks each worker of the test to stop its users and waits, with
+Locust's message loop running, until each has sent its final report (everything it recorded after its last
+periodic one) or is gone (lost, missing, quit), at most the stop timeout plus REPORT_GRACE_SECONDS. Only
+then does Locust go on to `test_stop`, where the master writes the results. Periodic reports ride on
+Locust's own worker reports (`report_to_master`); each carries the test's number, so a late report of an
+earlier test is never counted in the next.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import logging
+import os
+import secrets
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import gevent
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+from locust.runners import STATE_MISSING
+
+from folioperf.config import WORKER_KEY_ENV
+
+log = logging.getLogger("folioperf")
+
+TRUST_SECONDS = 5.0  # how long the master waits at a test's start for workers to prove they hold the key
+REPORT_GRACE_SECONDS = 10.0  # beyond the stop timeout: for final reports to travel
+REPORT_KEY = "folioperf"  # folioperf's part of a Locust worker report
+
+HELLO = "folioperf_hello"  # worker -> master: ready to prove the key
+CHALLENGE = "folioperf_challenge"  # master -> worker: {"nonce"}
+PROOF = "folioperf_proof"  # worker -> master: {"mac"}
+REFUSED = "folioperf_refused"  # master -> worker: {"reason"}
+SETUP = "folioperf_setup"  # master -> worker: {"sealed"}, before the test's first spawn message
+STOP = "folioperf_stop"  # master -> worker: {"test"}: stop your users and send your final report
+FINAL = "folioperf_final"  # worker -> master: {"test"}: my users have stopped and my last report is sent
+STOP_RUN = "folioperf_stop_run"  # worker -> master: {"message", "exit_code"}: a user cannot go on
+
+
+def ensure_worker_key() -> None:
+    """Give this process (and the workers Locust forks from it) a key when the environment has none."""
+    os.environ.setdefault(WORKER_KEY_ENV, secrets.token_urlsafe(32))
+
+
+class Seal:
+    """HMAC proofs and AES-GCM sealing under the shared worker key."""
+
+    def __init__(self, key: str) -> None:
+        self._mac_key = hashlib.sha256(b"folioperf worker proof\0" + key.encode()).digest()
+        derived = HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=b"folioperf setup").derive(key.encode())
+        self._aead = AESGCM(derived)
+
+    @classmethod
+    def from_environment(cls) -> Seal:
+        return cls(os.environ.get(WORKER_KEY_ENV) or "")
+
+    def proof(self, nonce: str, client_id: str) -> str:
+        return hmac.new(self._mac_key, f"{nonce}\0{client_id}".encode(), hashlib.sha256).hexdigest()
+
+    def verify(self, nonce: str, client_id: str, mac: Any) -> bool:
+        return isinstance(mac, str) and hmac.compare_digest(self.proof(nonce, client_id), mac)
+
+    def seal(self, data: Any) -> bytes:
+        nonce = secrets.token_bytes(12)
+        return nonce + self._aead.encrypt(nonce, json.dumps(data).encode(), None)
+
+    def open(self, sealed: bytes) -> Any:
+        """The sealed data; ValueError when it was sealed under another key or altered."""
+        try:
+            return json.loads(self._aead.decrypt(sealed[:12], sealed[12:], None))
+        except (InvalidTag, ValueError, TypeError) as exc:
+            raise ValueError("the setup could not be opened: the master's worker key differs from this worker's") from exc
+
+
+# -- the master's side ----------------------------------------------------------------------------------
+
+@dataclass
+class _Test:
+    number: int
+    participants: set[str] = field(default_factory=set)
+    finals: set[str] = field(default_factory=set)
+    users: dict[str, int] = field(default_factory=dict)  # last reported user count per worker
+    peak_users: dict[str, int] = field(default_factory=dict)
+    peak_total: int = 0
+
+
+class Coordinator:
+    """The master's dealings with its workers: trust, setups, reports, the end of a test."""
+
+    def __init__(self, environment: Any, seal: Seal, merge: Callable[[str, Mapping[str, Any]], None],
+                 on_stop_run: Callable[[str, int], None]) -> None:
+        self.environment = environment
+        self.runner = environment.runner
+        self._seal = seal
+        self._merge = merge
+        self._challenges: dict[str, str] = {}
+        self.trusted: set[str] = set()
+        self.refused: set[str] = set()
+        self.test = _Test(0)
+        runner = self.runner
+        runner.register_message(HELLO, self._on_hello)
+        runner.register_message(PROOF, self._on_proof)
+        runner.register_message(FINAL, self._on_final)
+        runner.register_message(STOP_RUN, lambda msg, **_kw: on_stop_run(msg.data["message"], msg.data["exit_code"]))
+        environment.events.worker_report.add_listener(self._on_report)
+
+    # trust
+    def _on_hello(self, msg: Any, **_kwargs: Any) -> None:
+        nonce = secrets.token_hex(16)
+        self._challenges[msg.node_id] = nonce
+        self.runner.send_message(CHALLENGE, {"nonce": nonce}, client_id=msg.node_id)
+
+    def _on_proof(self, msg: Any, **_kwargs: Any) -> None:
+        nonce = self._challenges.pop(msg.node_id, None)
+        if nonce is not None and self._seal.verify(nonce, msg.node_id, (msg.data or {}).get("mac")):
+            self.trusted.add(msg.node_id)
+            self.refused.discard(msg.node_id)
+        else:
+            self._refuse(msg.node_id, "it does not hold this master's worker key")
+
+    def _refuse(self, client_id: str, reason: str) -> None:
+        if client_id in self.refused:
+            return
+        self.refused.add(client_id)
+        self.trusted.discard(client_id)
+        log.warning("refused worker %s: %s (set %s to the same secret on the master and its workers)",
+                    client_id, reason, WORKER_KEY_ENV)
+        runner = self.runner
+        node = runner.clients.get(client_id)
+        if node is not None:
+            dispatcher = getattr(runner, "_users_dispatcher", None)  # no users for it in this test's dispatch
+            if dispatcher is not None:
+                dispatcher.remove_worker(node)
+            del runner.clients[client_id]
+        runner.send_message(REFUSED, {"reason": reason}, client_id=client_id)
+        runner.send_message("quit", None, client_id=client_id)
+
+    def connected(self) -> list[Any]:
+        clients = self.runner.clients
+        return [*clients.ready, *clients.spawning, *clients.running]
+
+    def trusted_workers(self, clock: Callable[[], float] = time.monotonic) -> list[Any]:
+        """The connected workers that proved the key; those that did not within TRUST_SECONDS are refused."""
+        deadline = clock() + TRUST_SECONDS
+        while any(w.id not in self.trusted for w in self.connected()) and clock() < deadline:
+            gevent.sleep(0.05)
+        for worker in self.connected():
+            if worker.id not in self.trusted:
+                self._refuse(worker.id, "it did not prove it holds the worker key (not a folioperf worker?)")
+        return sorted(self.connected(), key=lambda w: self.runner.get_worker_index(w.id))
+
+    # a test
+    def start_test(self, setups: Callable[[int, int], dict[str, Any]]) -> int:
+        """A new test: each trusted worker gets its sealed setup (`setups(index, count)`); returns how many."""
+        workers = self.trusted_workers()
+        self.test = _Test(self.test.number + 1, participants={w.id for w in workers})
+        for k, worker in enumerate(workers):
+            data = {"test": self.test.number, **setups(k, len(workers))}
+            self.runner.send_message(SETUP, {"sealed": self._seal.seal(data)}, client_id=worker.id)
+        return len(workers)
+
+    def _on_report(self, client_id: str, data: Mapping[str, Any], **_kwargs: Any) -> None:
+        test = self.test
+        users = data.get("user_count")
+        if client_id in test.participants and isinstance(users, int):
+            test.users[client_id] = users
+            test.peak_users[client_id] = max(test.peak_users.get(client_id, 0), users)
+            test.peak_total = max(test.peak_total, sum(test.users.values()))
+        report = data.get(REPORT_KEY)
+        if report is not None and report.get("test") == test.number:
+            self._merge(client_id, report)
+
+    def _on_final(self, msg: Any, **_kwargs: Any) -> None:
+        test = self.test
+        if msg.data.get("test") == test.number and msg.node_id in test.participants:
+            test.finals.add(msg.node_id)  # its last report came just before, in Locust's stats message
+
+    def gone(self) -> set[str]:
+        """Participants that can send nothing more: lost (missing) or no longer connected."""
+        clients = self.runner.clients
+        present = {c.id for c in clients.values() if c.state != STATE_MISSING}
+        return self.test.participants - present
+
+    def stop_and_collect(self, timeout: float, clock: Callable[[], float] = time.monotonic) -> set[str]:
+        """Ask the test's workers to stop, wait for their final reports (or their loss), and return the ids
+        of workers whose data is incomplete: lost or silent, or with reports that never arrived."""
+        test = self.test
+        for client_id in test.participants - test.finals - self.gone():
+            self.runner.send_message(STOP, {"test": test.number}, client_id=client_id)
+        deadline = clock() + timeout
+        while test.participants - test.finals - self.gone() and clock() < deadline:
+            gevent.sleep(0.05)
+        return test.participants - test.finals
+
+
+# -- a worker's side ------------------------------------------------------------------------------------
+
+class Link:
+    """A worker's dealings with its master: proving the key, receiving the setup, the final report."""
+
+    def __init__(self, environment: Any, seal: Seal, on_setup: Callable[[dict[str, Any]], None],
+                 take_report: Callable[[], dict[str, Any]]) -> None:  # take_report: what was recorded since the last
+        self.environment = environment
+        self.runner = environment.runner
+        self._seal = seal
+        self._on_setup = on_setup
+        self._take_report = take_report
+        self.test = 0
+        self._final_sent = True
+        runner = self.runner
+        runner.register_message(CHALLENGE, self._on_challenge)
+        runner.register_message(REFUSED, self._on_refused)
+        runner.register_message(SETUP, self._on_setup_message)
+        runner.register_message(STOP, self._on_stop, concurrent=True)  # stopping users may take the stop timeout
+        events = environment.events
+        events.report_to_master.add_listener(self._on_report_to_master)
+        events.test_start.add_listener(self._on_test_start)
+        events.test_stop.add_listener(self._send_final)
+        runner.send_message(HELLO, None)
+
+    def stop_run(self, message: str, exit_code: int) -> None:
+        """Ask the master to end the whole run (a user here cannot go on)."""
+        self.runner.send_message(STOP_RUN, {"message": message, "exit_code": exit_code})
+
+    def _on_challenge(self, msg: Any, **_kwargs: Any) -> None:
+        self.runner.send_message(PROOF, {"mac": self._seal.proof(msg.data["nonce"], self.runner.client_id)})
+
+    def _on_refused(self, msg: Any, **_kwargs: Any) -> None:
+        log.error("the master refused this worker: %s; set %s to the master's worker key",
+                  msg.data.get("reason"), WORKER_KEY_ENV)
+        self.environment.process_exit_code = 2  # the master's "quit" follows: end with the set-up error's code
+
+    def _on_setup_message(self, msg: Any, **_kwargs: Any) -> None:
+        try:
+            data = self._seal.open(msg.data["sealed"])
+        except ValueError as exc:
+            log.error(str(exc))
+            return
+        self.test = data["test"]
+        self._on_setup(data)
+
+    def _on_test_start(self, **_kwargs: Any) -> None:
+        self._final_sent = False
+
+    def _on_stop(self, msg: Any, **_kwargs: Any) -> None:
+        if msg.data.get("test") == self.test:
+            self.runner.stop()  # fires test_stop once the users have stopped: the final report goes then
+            self._send_final()  # already stopped: send what there is
+
+    def _on_report_to_master(self, data: dict[str, Any], **_kwargs: Any) -> None:
+        data[REPORT_KEY] = {"test": self.test, **self._take_report()}
+
+    def _send_final(self, **_kwargs: Any) -> None:
+        if self._final_sent:
+            return
+        self._final_sent = True
+        try:
+            # Locust's own stats and folioperf's metrics at once, not with the next report up to 3 s later: the
+            # master's results and Locust's HTML report then hold everything this worker recorded
+            self.runner._send_stats()
+            self.runner.send_message(FINAL, {"test": self.test})
+        except Exception as exc:  # the master may be gone; nothing more can be delivered
+            log.debug("final report not sent: %s", exc)

@@ -1,0 +1,557 @@
+"""folioperf in one Locust process: one `FolioRun`, built by the plugin's init listener and kept on the
+environment (`environment.folioperf`), as Locust's Environment owns its runner, stats and events.
+
+It holds the run's settings and workflows, the test data (`store`), the logins, the metrics, the open
+model, and on the master the workers' coordinator (folioperf.distributed) or on a worker its link to the
+master; the virtual users take what they need from it. Its listeners are wired in one place (`_attach`).
+
+A test on the master (or the one local process):
+- test_start: settings and workflows as the form or command line has them, the test data loaded (local)
+  or sealed and sent to each trusted worker (master), a new record, the database monitor, the module
+  versions, the live view, the periodic checkpoint;
+- test_stopping (master): the workers are asked to stop and their final reports collected;
+- test_stop: the end of the test, handled once (`_end_test`): flags, exit code, the results directory,
+  the summary. It runs in `finally` paths: whatever ends a test (run time, web UI, Ctrl-C, SIGTERM, a lost
+  worker, exhausted test data), its record is written or the exit code says it was not (8); never exit 0
+  without results;
+- quitting with a test still running (Ctrl-C, SIGTERM): the test is ended first, flagged `interrupted`.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import gevent
+import psutil
+import requests
+from locust.event import EventHook
+from locust.runners import STATE_MISSING, MasterRunner, WorkerRunner
+
+from folioperf import results
+from folioperf.auth import Credentials, Logins
+from folioperf.config import PASSWORD_ENV
+from folioperf.console import LiveView, print_summary
+from folioperf.dbmon import DbMonitor
+from folioperf.distributed import REPORT_GRACE_SECONDS, Coordinator, Link, Seal
+from folioperf.errors import FolioperfError
+from folioperf.metrics import ERROR, Metrics, locust_bucket
+from folioperf.okapi import Okapi
+from folioperf.open_model import OpenModel
+from folioperf.rates import RateStatus, parse_rate
+from folioperf.options import Settings
+from folioperf.outcome import EXIT_NOT_RECORDED, EXIT_OK, Flags, exit_code
+from folioperf.pools import SHARED, PoolStore, check_declared, read_pools_file, split
+from folioperf.workflow import FolioUser, Workflow, find_workflow
+
+log = logging.getLogger("folioperf")
+
+CHECKPOINT_SECONDS = 60.0  # a long run's results so far are written this often, in case its master is killed
+WATCH_SECONDS = 1.0
+MASTER, WORKER, LOCAL = "master", "worker", "local"
+
+
+@dataclass
+class TestRecord:
+    """What the master (or local process) observes of one test, beyond the metrics."""
+
+    start: datetime
+    users_target: int
+    spawn_rate: float | None
+    duration_s: float | None
+    peak_users: int = 0
+    users_per_worker: dict[str, int] = field(default_factory=dict)
+    full_load_at: datetime | None = None
+    peak_cpu: float = 0.0
+    seen_workers: set[str] = field(default_factory=set)
+    lost_workers: set[str] = field(default_factory=set)
+    interrupted: bool = False
+    ended: bool = False
+    modules: tuple[str, ...] = ()
+    dbmon: DbMonitor | None = None
+    checkpoint: Path | None = None
+
+    def ramp_incomplete(self, end: datetime) -> bool:
+        """Not every user it asked for ran for at least half of the test."""
+        if self.users_target <= 0:
+            return False
+        if self.full_load_at is None:
+            return True
+        return (end - self.full_load_at).total_seconds() < (end - self.start).total_seconds() / 2
+
+
+class FolioRun:
+    """folioperf's state in one Locust process (see the module docstring)."""
+
+    def __init__(self, environment: Any) -> None:
+        self.environment = environment
+        runner = environment.runner
+        self.role = MASTER if isinstance(runner, MasterRunner) else WORKER if isinstance(runner, WorkerRunner) else LOCAL
+        self.settings = Settings()
+        self.password: str | None = os.environ.get(PASSWORD_ENV) or None
+        self.db_dsn: str | None = None  # the monitored database; kept out of the options Locust sends workers
+        self.workflows: list[Workflow] = []
+        self.options: dict[str, SimpleNamespace] = {}
+        self.modes: dict[str, str] = {}
+        self.logins = Logins()
+        self.store = PoolStore()
+        self.metrics = Metrics(settle=self.role != WORKER)
+        self.open_model = OpenModel(environment.events)
+        self.share = 1  # how many processes share the open model's rate (the master says, in its setup)
+        self.test: TestRecord | None = None
+        self.stopping = False
+        self.last_results: Path | None = None
+        self.test_complete = EventHook()  # master/local: fired with record=, snapshot=, path=, exit_code=
+        self.live: LiveView | None = None
+        self._pools: tuple[tuple, dict[str, list]] | None = None
+        self._tool: tuple[tuple, Okapi] | None = None
+        seal = Seal.from_environment()
+        self.coordinator = Coordinator(environment, seal, self.metrics.merge_report, self.stop_run) \
+            if self.role == MASTER else None
+        self.link = Link(environment, seal, self._apply_setup, self.metrics.take_report) \
+            if self.role == WORKER else None
+        self._attach()
+
+    @staticmethod
+    def of(environment: Any) -> FolioRun:
+        run = getattr(environment, "folioperf", None)
+        if run is None:
+            raise FolioperfError("folioperf is not set up in this Locust environment (its plugin's init listener did not run)")
+        return run
+
+    # -- listeners, in one place -------------------------------------------------------------------
+    def _attach(self) -> None:
+        import locust.stats  # noqa: PLC0415
+
+        locust.stats.bucket_response_time = locust_bucket
+        events = self.environment.events
+        events.request.add_listener(self.metrics.record)
+        events.test_start.add_listener(self._on_test_start)
+        events.reset_stats.add_listener(lambda **_kw: self.metrics.reset())
+        events.spawning_complete.add_listener(self._on_spawning_complete)
+        if self.role == WORKER:
+            events.quitting.add_listener(self._on_worker_quitting)
+            return
+        self.metrics.on_new_failure = self._on_new_failure
+        events.test_stopping.add_listener(self._on_test_stopping)
+        events.test_stop.add_listener(self._on_test_stop)
+        events.quitting.add_listener(self._on_quitting)
+
+    # -- set-up ------------------------------------------------------------------------------------
+    def configure(self, required: bool = True) -> None:
+        """Settings, the workflow of each folioperf user class, option values and pool modes, from the
+        parsed options. `required=False` lets --workflow be missing (a web UI run before its form is sent)."""
+        options = self.environment.parsed_options
+        self.settings = Settings.from_options(options)
+        if self.role != WORKER and options is not None and getattr(options, "db", None):
+            self.db_dsn = options.db
+            options.db = None  # Locust hands every worker the master's options: no DSN (and its password) there
+        self._configure_workflows(self.settings.workflow, required)
+
+    def _configure_workflows(self, spec: str | None, required: bool) -> None:
+        chosen, workflows = None, []
+        for cls in self.environment.user_classes:
+            if not (isinstance(cls, type) and issubclass(cls, FolioUser)):
+                continue
+            if cls._chosen_by_option:
+                if not spec:
+                    if not required:
+                        continue
+                    raise FolioperfError("no workflow chosen: give --workflow NAME or FILE (`folioperf workflows` lists them)")
+                chosen = chosen or find_workflow(spec)
+                cls.workflow, cls.tasks = chosen, [chosen.taskset]
+            if cls.workflow not in workflows:
+                workflows.append(cls.workflow)
+        if spec and chosen is None and workflows:
+            log.warning("--workflow %s is ignored: the locustfile's users run %s", spec, ", ".join(w.name for w in workflows))
+        modes: dict[str, str] = {}
+        for workflow in workflows:
+            for name, mode in workflow.pools.items():
+                if modes.setdefault(name, mode) != mode:
+                    raise FolioperfError(f"pool {name!r} is {modes[name]} in one workflow and {mode} in another")
+        self.workflows, self.modes = workflows, modes
+        options = self.environment.parsed_options
+        self.options = {w.name: w.option_values(options if options is not None else {}) for w in workflows}
+
+    def prepare(self) -> None:
+        """Master or local, at start: the password, a login, the test data; a bad one ends the run here.
+        A locustfile without folioperf workflows (plain Locust users) needs none of them: it gets folioperf's
+        metrics, results directory and exit codes all the same."""
+        if not self.workflows:
+            return
+        if self.password is None:
+            self.password = Credentials.from_environment(self.settings.tenant, self.settings.username).password
+        self.target_rate()  # a bad --rate is one line now, not an error in every user
+        if self.environment.host:  # in the web UI it may come later
+            self.tool_okapi().authenticate()
+        if self.environment.host or self.settings.pools:
+            self.pool_data()
+
+    @property
+    def credentials(self) -> Credentials:
+        if self.password is None:
+            raise FolioperfError(f"no FOLIO password in this process: set {PASSWORD_ENV}")
+        return Credentials(self.settings.tenant, self.settings.username, self.password)
+
+    def okapi(self, session: Any) -> Okapi:
+        """A virtual user's FOLIO client over its Locust session."""
+        s = self.settings
+        return Okapi(session, self.credentials, auth=s.auth, shared_login=s.login == "shared",
+                     refresh_margin=s.refresh_margin, logins=self.logins)
+
+    def tool_okapi(self) -> Okapi:
+        """Over a plain requests session, for work on the master (the first login, pool loaders, module
+        versions); one login serves them all while the URL, tenant, user and auth mode stay the same."""
+        key = (self.environment.host, self.settings.tenant, self.settings.username, self.settings.auth)
+        if self._tool is None or self._tool[0] != key:
+            self._tool = (key, Okapi(requests.Session(), self.credentials, url=self.environment.host,
+                                     auth=self.settings.auth, logins=self.logins))
+        return self._tool[1]
+
+    def target_rate(self) -> float | None:
+        """The whole run's open-model target in iterations/s: --rate, else a workflow's default; None = closed."""
+        if self.settings.rate:
+            return parse_rate(self.settings.rate)
+        for workflow in self.workflows:
+            if workflow.rate:
+                return parse_rate(workflow.rate)
+        return None
+
+    def pool_data(self) -> dict[str, list]:
+        """The declared pools, from --pools or the workflows' loaders; read once per configuration."""
+        key = (self.settings.pools, self.settings.tenant, tuple(sorted(self.modes.items())))
+        if self._pools is not None and self._pools[0] == key:
+            return self._pools[1]
+        pools: dict[str, list] = {}
+        if self.modes:
+            names = ", ".join(w.name for w in self.workflows)
+            if self.settings.pools:
+                document = read_pools_file(self.settings.pools)
+                source = f"pools file {self.settings.pools}"
+                tenant = document.get("tenant")
+                if tenant and tenant != self.settings.tenant:
+                    raise FolioperfError(f"{source} holds data of tenant {tenant!r}, but the run uses tenant {self.settings.tenant!r}")
+                for w in self.workflows:
+                    if w.dataset and document.get("dataset") not in (None, w.dataset):
+                        log.warning("%s was made for dataset %r; workflow %s expects %r", source, document["dataset"], w.name, w.dataset)
+                pools = document["pools"]
+            else:
+                loaders = [w for w in self.workflows if w.load_pools is not None]
+                if not loaders:
+                    raise FolioperfError(f"workflow {names} needs test data (pools {', '.join(self.modes)}): "
+                                         "give --pools FILE (`folioperf pools` writes it)")
+                source = f"the test data of workflow {names}"
+                okapi = self.tool_okapi()
+                for w in loaders:
+                    try:
+                        pools.update({k: list(v) for k, v in w.load_pools(okapi, self.options[w.name]).items()})
+                    except FolioperfError:
+                        raise
+                    except Exception as exc:
+                        raise FolioperfError(f"loading the test data of workflow {w.name} failed: "
+                                             f"{type(exc).__name__}: {exc}") from None
+            check_declared(pools, self.modes, source)
+            pools = {name: pools[name] for name in self.modes}
+        self._pools = (key, pools)
+        return pools
+
+    def _setup_for(self, index: int, count: int, pools: dict[str, list]) -> dict[str, Any]:
+        """A worker's setup: the settings, its share of the test data, and the password when it has none."""
+        share = split(pools, self.modes, count)[index] if pools else {}
+        detected = [[url, tenant, mode] for (url, tenant), mode in self.logins.detected.items()]
+        settings = {k: v for k, v in vars(self.settings).items() if k not in ("db", "live", "sandbox_pid")}
+        return {"settings": settings, "options": {name: vars(values) for name, values in self.options.items()},
+                "index": index, "count": count,
+                "pools": share, "modes": self.modes, "totals": {n: len(e) for n, e in pools.items()},
+                "auth": detected, "password": self.password}
+
+    def _apply_setup(self, data: dict[str, Any]) -> None:
+        """A worker, before its test's first spawn message: settings, workflow, test data, password."""
+        self.settings = Settings.from_options(data["settings"])
+        try:
+            self._configure_workflows(self.settings.workflow, required=True)
+        except FolioperfError as exc:
+            self.stop_run(str(exc), exc.exit_code)
+            return
+        self.options = {name: SimpleNamespace(**values) for name, values in data["options"].items()}
+        self.store.load(data["pools"], data["modes"], worker=data["index"], workers=data["count"], totals=data["totals"])
+        self.share = data["count"]
+        if self.password is None:
+            self.password = data.get("password")
+        for url, tenant, mode in data.get("auth") or ():  # spares each worker its own probe of login-with-expiry
+            self.logins.detected[(url, tenant)] = mode
+
+    # -- stopping a run from inside ------------------------------------------------------------------
+    def stop_run(self, message: str, exit_code: int) -> None:
+        """End the whole run with one logged reason and `exit_code` (from a user, a worker or the master)."""
+        if self.stopping:
+            return
+        self.stopping = True
+        runner = self.environment.runner
+        if self.link is not None:
+            self.link.stop_run(message, exit_code)
+            return
+        log.error(message)
+        self.environment.process_exit_code = exit_code
+        options = self.environment.parsed_options
+        # as Locust does for StopTest: a headless run ends, a web UI run stops and waits for the user
+        gevent.spawn(runner.quit if options is None or options.headless else runner.stop)
+
+    def _on_new_failure(self, request_type: str, name: str, error: str) -> None:
+        if request_type == ERROR:
+            log.error("error in %s: %s (further occurrences are counted, not logged)", name, error)
+
+    # -- a test ------------------------------------------------------------------------------------
+    def _on_test_start(self, **_kwargs: Any) -> None:
+        self.stopping = False
+        self.metrics.start_test()
+        if self.role == WORKER:
+            self.open_model.start_test(self.target_rate(), self.share)
+            return
+        runner = self.environment.runner
+        options = self.environment.parsed_options
+        try:
+            self.configure()  # web UI: the form's values
+            self.prepare()
+            self.open_model.start_test(self.target_rate(), 1)
+            if self.role == MASTER:
+                pools = self.pool_data()
+                assert self.coordinator is not None
+                count = self.coordinator.start_test(lambda k, n: self._setup_for(k, n, pools))
+                if pools:
+                    log.info("test data sent to %d worker(s): %s", count, ", ".join(
+                        f"{n} {len(e)}{' (each worker all)' if self.modes[n] == SHARED else ''}" for n, e in pools.items()))
+            else:
+                self.store.load(self.pool_data(), self.modes)
+        except FolioperfError as exc:
+            self.stop_run(str(exc), exc.exit_code)
+        run_time = getattr(options, "run_time", None)
+        users = getattr(runner, "target_user_count", None) or getattr(options, "num_users", None) or 0
+        self.test = record = TestRecord(start=datetime.now(timezone.utc), users_target=int(users),
+                                        spawn_rate=getattr(options, "spawn_rate", None),
+                                        duration_s=float(run_time) if run_time else None)
+        if self.db_dsn:
+            record.dbmon = self._start_dbmon()
+        gevent.spawn(self._watch, record)
+        if self.settings.results_dir:
+            gevent.spawn(self._read_modules, record)
+            gevent.spawn(self._checkpoints, record)
+        if self.settings.live:
+            self._start_live(record)
+
+    def _on_spawning_complete(self, user_count: int, **_kwargs: Any) -> None:
+        if self.environment.reset_stats:  # --reset-stats: Locust resets its own stats at this point too
+            self.metrics.reset()
+        record = self.test
+        if record is not None and self.role != WORKER and record.full_load_at is None and user_count >= record.users_target:
+            record.full_load_at = datetime.now(timezone.utc)
+            record.peak_users = max(record.peak_users, user_count)
+
+    def _on_test_stopping(self, **_kwargs: Any) -> None:
+        record = self.test
+        if self.coordinator is None or record is None or record.ended:
+            return
+        timeout = (self.environment.stop_timeout or 0) + REPORT_GRACE_SECONDS
+        incomplete = self.coordinator.stop_and_collect(timeout)
+        record.lost_workers |= incomplete | set(self.metrics.lost_reports)
+
+    def _on_test_stop(self, **_kwargs: Any) -> None:
+        self._end_test()
+
+    def _on_quitting(self, **_kwargs: Any) -> None:
+        record = self.test
+        runner = self.environment.runner
+        if record is not None and not record.ended and runner.state in ("spawning", "running"):
+            record.interrupted = True  # Ctrl-C or SIGTERM mid-test: end it here so its record is complete
+            log.warning("interrupted: stopping the test and writing its results")
+            runner.quit()
+        self._end_test()  # a test stopped some other way, whose end never came: end it now
+
+    def _on_worker_quitting(self, **_kwargs: Any) -> None:
+        self.environment.runner.stop()  # quitting on its own (Ctrl-C, SIGTERM): stop so the final report goes
+
+    # -- during the test ---------------------------------------------------------------------------
+    def _watch(self, record: TestRecord) -> None:
+        """Peak users and generator CPU, lost workers, the live view: once a second while the test runs."""
+        runner = self.environment.runner
+        own = psutil.Process()
+        own.cpu_percent(None)  # the first reading only starts the measurement
+        while not record.ended and self.test is record:
+            if self.role == MASTER:
+                clients = list(runner.clients.values())
+                if clients:
+                    record.peak_cpu = max(record.peak_cpu, *(c.cpu_usage for c in clients))
+                current = {c.id for c in clients if c.state != STATE_MISSING}
+                record.lost_workers |= {c.id for c in clients if c.state == STATE_MISSING}
+                if runner.state not in ("stopping", "stopped"):
+                    record.lost_workers |= record.seen_workers - current
+                    record.seen_workers |= current
+                assert self.coordinator is not None
+                test = self.coordinator.test
+                record.peak_users = max(record.peak_users, test.peak_total)
+                record.users_per_worker = dict(test.peak_users)
+            else:  # Locust samples its own CPU only every 5 s: too coarse for short runs
+                record.peak_cpu = max(record.peak_cpu, own.cpu_percent(None))
+                record.peak_users = max(record.peak_users, runner.user_count)
+            if self.live is not None:
+                self.live.update()
+            gevent.sleep(WATCH_SECONDS)
+
+    def _read_modules(self, record: TestRecord) -> None:
+        """The target's module versions, as Okapi lists them for the tenant (best effort)."""
+        try:
+            modules = self.tool_okapi().get("/_/proxy/tenants/{tenant}/modules", tenant=self.settings.tenant).json()
+            record.modules = tuple(sorted(m["id"] for m in modules if "id" in m))
+        except Exception as exc:  # an Okapi without the endpoint, or without rights: versions unknown
+            log.debug("module versions not read: %s", exc)
+
+    def _start_dbmon(self) -> DbMonitor | None:
+        assert self.db_dsn is not None
+        monitor = DbMonitor(self.db_dsn, sandbox_pid=self.settings.sandbox_pid,
+                            create_extension=bool(self.settings.sandbox_pid))
+        try:
+            monitor.start()
+        except FolioperfError as exc:
+            log.warning("no database insight for this run: %s", exc)
+            return None
+        return monitor
+
+    def _start_live(self, record: TestRecord) -> None:
+        names = ", ".join(w.name for w in self.workflows) or "locust"
+        logging.getLogger("locust.stats_logger").disabled = True  # folioperf's view and summary replace it
+        self.live = LiveView(self.environment, lambda: self.metrics.snapshot(windows=False),
+                             f"{names} against {self.environment.host}", record.users_target, record.duration_s)
+        self.live.start()
+
+    def _checkpoints(self, record: TestRecord) -> None:
+        """Every CHECKPOINT_SECONDS, the results so far in `<results>/<start>-<workflow>-partial/`, so a
+        master killed outright leaves what it had measured (replaced by the real directory at the end)."""
+        while True:
+            gevent.sleep(CHECKPOINT_SECONDS)
+            if record.ended or self.test is not record:
+                return
+            try:
+                info = self._run_info(record, Flags(), EXIT_OK, None, datetime.now(timezone.utc))
+                record.checkpoint = results.write_checkpoint(self.settings.results_dir, info, self.metrics.snapshot(),
+                                                             secrets=self._secrets())
+            except Exception as exc:  # a checkpoint is a safety net; the run goes on without it
+                log.warning("checkpoint not written: %s", exc)
+
+    # -- the end of a test, handled once -------------------------------------------------------------
+    def _end_test(self) -> None:
+        record = self.test
+        if record is None or record.ended:
+            return
+        record.ended = True
+        environment = self.environment
+        code = EXIT_NOT_RECORDED
+        path: Path | None = None
+        snapshot = None
+        try:
+            if self.live is not None:
+                self.live.stop()
+                self.live = None
+            db = self._stop_dbmon(record)
+            self.metrics.stop()
+            snapshot = self.metrics.snapshot()
+            end = datetime.now(timezone.utc)
+            runner = environment.runner
+            target = self.target_rate()
+            rate = RateStatus.of_snapshot(target, snapshot) if target is not None else None
+            if rate is not None and rate.missed:
+                log.warning(rate.message())
+            flags = Flags(
+                cpu_saturated=bool(runner.cpu_warning_emitted or getattr(runner, "worker_cpu_warning_emitted", False)),
+                rate_missed=bool(rate and rate.missed),
+                worker_lost=bool(record.lost_workers),
+                interrupted=record.interrupted,
+                ramp_incomplete=record.ramp_incomplete(end) and not self.settings.allow_partial_ramp
+                and not record.interrupted and not self.stopping,
+            )
+            code = exit_code(flags, snapshot, self.settings.fail_on_error_rate, environment.process_exit_code)
+            if flags.worker_lost:
+                log.error("a worker was lost during the test: its share of the load and of the data is missing")
+            if flags.cpu_saturated:
+                log.error("a load generator process was above 90%% CPU: latencies may include its own queueing")
+            if flags.ramp_incomplete:
+                log.error(self._ramp_message(record, end))
+            if self.settings.results_dir:
+                info = self._run_info(record, flags, code, rate, end)
+                try:
+                    html = self._locust_html()
+                    path = results.write(self.settings.results_dir, info, snapshot, report_html=html, db=db,
+                                         secrets=self._secrets())
+                finally:
+                    if record.checkpoint is not None:
+                        shutil.rmtree(record.checkpoint, ignore_errors=True)
+                self.last_results = path
+                log.info("results: %s", path)
+            if self.settings.live:
+                print_summary(snapshot, path, flags, code, record.peak_users, record.users_target)
+        except Exception as exc:
+            code = EXIT_NOT_RECORDED
+            log.error("the results of the test could not be written: %s: %s", type(exc).__name__, exc)
+        finally:
+            environment.process_exit_code = code
+        self.test_complete.fire(record=record, snapshot=snapshot, path=path, exit_code=code)
+        options = environment.parsed_options
+        if options is not None and options.headless:
+            gevent.spawn(environment.runner.quit)  # a headless test that stopped on its own (all workers lost) ends
+
+    def _ramp_message(self, record: TestRecord, end: datetime) -> str:
+        ran = (end - record.start).total_seconds()
+        full = (end - record.full_load_at).total_seconds() if record.full_load_at else 0
+        return (f"ramp-up incomplete: {record.peak_users} of {record.users_target} users were running at most, "
+                f"and all of them for {full:.0f} s of the test's {ran:.0f} s (at least half is needed); "
+                "give a longer duration or a higher spawn rate, or --allow-partial-ramp")
+
+    def _stop_dbmon(self, record: TestRecord) -> dict | None:
+        if record.dbmon is None:
+            return None
+        try:
+            return record.dbmon.stop()
+        except Exception as exc:
+            log.warning("database insight lost: %s", exc)
+            return None
+
+    def _secrets(self) -> list[str]:
+        return [s for s in (self.password, self.db_dsn) if s]
+
+    def _locust_html(self) -> str | None:
+        from locust.html import get_html_report  # noqa: PLC0415  (Flask and templates: only when writing)
+
+        try:
+            return get_html_report(self.environment, show_download_link=False)
+        except Exception as exc:  # the report is a convenience; the record is what matters
+            log.warning("Locust's HTML report was not made: %s", exc)
+            return None
+
+    def _run_info(self, record: TestRecord, flags: Flags, code: int, rate: RateStatus | None,
+                  end: datetime) -> results.RunInfo:
+        environment = self.environment
+        names = [w.name for w in self.workflows] or ["locust"]
+        settings = self.settings
+        chosen: dict[str, Any] = {"auth": settings.auth, "login": settings.login, "think_time": settings.think_time}
+        for name in names:
+            values = self.options.get(name)
+            if values is not None:
+                chosen.update(vars(values))
+        return results.RunInfo(
+            workflow="+".join(names), users=record.peak_users, users_target=record.users_target,
+            users_per_worker=dict(record.users_per_worker), full_load_at=record.full_load_at,
+            target=results.Target(url=environment.host or "", tenant=settings.tenant,
+                                  sandbox=bool(settings.sandbox_pid), modules=record.modules),
+            start=record.start, end=end, description="; ".join(w.description for w in self.workflows),
+            options=chosen, tag=settings.tag,
+            ramp_up_s=((record.users_target - 1) / record.spawn_rate) if record.spawn_rate else None,
+            spawn_rate=record.spawn_rate, duration_s=record.duration_s,
+            rate=rate.target_per_s if rate else None,
+            workers=len(record.seen_workers) if self.role == MASTER else 0,
+            peak_cpu_percent=round(record.peak_cpu, 1), flags=flags, exit_code=code,
+        )

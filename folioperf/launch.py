@@ -1,0 +1,416 @@
+"""`folioperf run` and `folioperf worker`: from a command line to Locust processes and a results directory.
+
+1. everything the command line says is checked before anything starts: the workflow and its options, the
+   rate, the users and how long they take to start, the pools file, where the results go, the target;
+2. the target: the built-in sandbox on a free port (default) or the FOLIO given by --okapi-url;
+3. the data: the workflow's dataset seeded (or, when already there, reset to its seeded state) and the
+   data pools built from the database — or, for a FOLIO without database access, through its API;
+4. Locust: one process, or a master and --workers K on this machine, or a master for `folioperf worker`s
+   elsewhere; composed as `locust -f folioperf/locustfile.py ...` command lines, so everything a run adds
+   (auth, pools, metrics, the results directory, exit codes) is the same plugin plain `locust -f` loads;
+5. the end: the master writes the results directory and prints the summary; the sandbox is stopped. A
+   master that dies without doing so is reported, with the last checkpoint of its results, if any.
+
+Ctrl-C is passed to the master alone (the children run in their own sessions): it stops the test, writes
+the results flagged `interrupted` and tells the workers to quit. A second Ctrl-C kills everything.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import math
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from importlib.util import find_spec
+from pathlib import Path
+from typing import Any
+
+from folioperf import db
+from folioperf.config import DEFAULT_ADMIN_USER, DEFAULT_TENANT, PASSWORD_ENV, WORKER_KEY_ENV, dsn_from_env
+from folioperf.console import console, plural
+from folioperf.errors import FolioperfError
+from folioperf.options import CLI_OPTIONS, LOCUST_FLAGS, RUN_OPTIONS, format_duration, run_argv
+
+err = console(stderr=True)
+WORKER_EXIT_TIMEOUT = 10.0  # after the master has ended: workers quit at once when told
+LOCUST_DEFAULTS_ENV = ("LOCUST_SKIP_MONKEY_PATCH", PASSWORD_ENV)
+
+
+def locustfile() -> str:
+    spec = find_spec("folioperf.locustfile")
+    assert spec is not None and spec.origin is not None
+    return spec.origin
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class Endpoint:
+    """Where the load goes and how to log in there."""
+
+    url: str
+    tenant: str
+    username: str
+    password: str = field(repr=False)
+    dsn: str | None  # the database behind it, when known
+    sandbox_pid: int | None = None
+
+
+@dataclass
+class Plan:
+    """A `folioperf run` checked whole before anything starts."""
+
+    workflow: Any
+    spec: str
+    extra: list[str]
+    spawn_rate: float
+    dataset: Any
+
+
+def _workflow(spec: str) -> Any:
+    """The workflow's metadata, read without gevent-patching this process (it seeds with threads and
+    child processes; only the Locust processes it starts are patched)."""
+    from folioperf.workflow import find_workflow  # noqa: PLC0415  (after LOCUST_SKIP_MONKEY_PATCH is set)
+
+    return find_workflow(spec)
+
+
+def _workflow_options(workflow: Any, extra: list[str]) -> list[str]:
+    """The workflow's own options (e.g. holds' --variant), parsed by the workflow's types and choices now,
+    so a typo or a bad value is one clear line before anything starts."""
+    known = {option.flag: option for option in workflow.options}
+    args = list(extra)
+    checked: list[str] = []
+    while args:
+        arg = args.pop(0)
+        flag, eq, value = arg.partition("=")
+        option = known.get(flag)
+        if option is None:
+            raise FolioperfError(_unknown(flag, workflow, list(known)))
+        if not eq:
+            if not args or args[0].startswith("--"):
+                raise FolioperfError(f"{flag} needs a value (workflow {workflow.name})")
+            value = args.pop(0)
+        option.value(value)  # raises FolioperfError with the option and the reason
+        checked += [flag, value]
+    return checked
+
+
+def _unknown(flag: str, workflow: Any, workflow_flags: list[str]) -> str:
+    ours = [f for opt in (*RUN_OPTIONS, *CLI_OPTIONS) if not opt.hidden for f in opt.flags if f.startswith("--")]
+    near = difflib.get_close_matches(flag, ours + workflow_flags, n=1, cutoff=0.6)
+    hint = f"; did you mean {near[0]}?" if near else ""
+    own = f" (its options: {', '.join(sorted(workflow_flags))})" if workflow_flags else " (it has no options of its own)"
+    return f"unknown option {flag} for workflow {workflow.name}{own}{hint}"
+
+
+def _spawn_rate(args: argparse.Namespace, workflow: Any) -> float:
+    if args.spawn_rate and args.ramp_up:
+        raise FolioperfError("--spawn-rate and --ramp-up both say how fast users start: give one")
+    if args.spawn_rate:
+        return args.spawn_rate
+    if args.ramp_up:
+        return (args.users - 1) / args.ramp_up if args.users > 1 else float(args.users)
+    return workflow.spawn_rate or float(args.users)
+
+
+def _check_ramp(args: argparse.Namespace, spawn_rate: float) -> None:
+    """A test needs all its users running for at least half its duration, or its figures are not those of
+    N users. The first user starts at once; the last after (N - 1) / rate seconds."""
+    if args.web or args.allow_partial_ramp or args.users <= 1:
+        return
+    ramp = (args.users - 1) / spawn_rate
+    if ramp <= args.duration / 2:
+        return
+    needed_rate = (args.users - 1) / (args.duration / 2)
+    raise FolioperfError(
+        f"starting {plural(args.users, 'user')} at {spawn_rate:g}/s takes {format_duration(round(ramp, 1))} (the "
+        f"first starts at once), but the test runs {format_duration(args.duration)}: all users must run for at least "
+        f"half of it. Give --duration {format_duration(math.ceil(2 * ramp))} or more, --spawn-rate "
+        f"{math.ceil(needed_rate * 100) / 100:g} or more, or --allow-partial-ramp")
+
+
+def _check_results_dir(path: str) -> None:
+    """Before a long run, not after it: the results must have somewhere to go (created when written)."""
+    target = Path(path).absolute()
+    existing = next(p for p in (target, *target.parents) if p.exists())
+    if not existing.is_dir():
+        raise FolioperfError(f"cannot write results under {path}: {existing} is not a directory")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise FolioperfError(f"cannot write results under {path}: {existing} is not writable")
+
+
+def plan(args: argparse.Namespace) -> Plan:
+    """Everything checked, nothing started (a bad command line is exit 2 within a second)."""
+    spec = args.workflow_file or args.workflow
+    if not spec:
+        raise FolioperfError("which workflow? give its name (`folioperf workflows` lists them) or -f FILE")
+    if args.workflow_file and args.workflow:
+        raise FolioperfError(f"give the workflow once: {args.workflow} or -f {args.workflow_file}")
+    if args.users is None:
+        raise FolioperfError("how many virtual users? give --users N (-u N)")
+    if args.master and args.workers:
+        raise FolioperfError("--workers K starts K workers here; --master waits for `folioperf worker`s elsewhere: choose one")
+    if args.workers is not None and args.workers != -1 and args.workers < 1:
+        raise FolioperfError(f"--workers {args.workers}: give 1 or more (or -1 for one per core)")
+    if args.seed and args.no_seed:
+        raise FolioperfError("--seed and --no-seed contradict each other")
+    if args.master and not os.environ.get(WORKER_KEY_ENV):
+        raise FolioperfError(f"--master hands the workers the password and the test data only when they prove a shared "
+                             f"key: set {WORKER_KEY_ENV} to the same secret here and on each `folioperf worker`")
+    if args.okapi_url:
+        if args.latency_profile:
+            raise FolioperfError("--latency-profile is for the sandbox; your FOLIO answers at its own speed")
+        if args.no_seed:
+            raise FolioperfError("--no-seed is for the sandbox: against your FOLIO nothing is seeded unless you pass --seed")
+        if args.seed and not args.db:
+            raise FolioperfError("--seed needs --db DSN: the PostgreSQL database of your FOLIO")
+    elif args.tenant not in (None, DEFAULT_TENANT) or args.username not in (None, DEFAULT_ADMIN_USER):
+        raise FolioperfError("--tenant and --username are for --okapi-url: the sandbox's tenant is "
+                             f"{DEFAULT_TENANT} and its admin {DEFAULT_ADMIN_USER}")
+    workflow = _workflow(spec)
+    extra = _workflow_options(workflow, list(getattr(args, "extra", [])))
+    spawn_rate = _spawn_rate(args, workflow)
+    _check_ramp(args, spawn_rate)
+    if args.rate is None and workflow.rate is None:
+        pass
+    if args.pools:
+        from folioperf.pools import read_pools_file  # noqa: PLC0415
+
+        read_pools_file(args.pools)
+    ds = None
+    if args.dataset or workflow.dataset:
+        from folioperf.seed import dataset as dataset_mod  # noqa: PLC0415  (Faker and TOML: only for a run)
+
+        ds = dataset_mod.load(args.dataset or workflow.dataset)
+    _check_results_dir(args.results_dir)
+    return Plan(workflow, spec, extra, spawn_rate, ds)
+
+
+def _prepare_data(dsn: str, tenant: str, ds: Any, scale: float, replace_mismatch: bool) -> None:
+    """Seed the dataset, or reset it when it is there already (a former run changed loans and requests)."""
+    from folioperf.seed.reset import reset  # noqa: PLC0415
+    from folioperf.seed.seeding import SeededDifferently, seed  # noqa: PLC0415
+
+    try:
+        outcome = seed(dsn, tenant, ds, scale, False, err)
+    except SeededDifferently:
+        if not replace_mismatch:
+            raise
+        err.print(f"dataset {ds.name} is seeded differently in tenant {tenant}: seeding it again at scale {scale:g}")
+        outcome = seed(dsn, tenant, ds, scale, True, err)
+    if outcome.nothing_to_add:
+        err.print(f"dataset {ds.name} (scale {scale:g}) is seeded; resetting it to its seeded state")
+        reset(dsn, tenant, ds, scale, err)
+    else:
+        rows = sum(s.rows for s in outcome.stats)
+        err.print(f"seeded dataset {ds.name} (scale {scale:g}): {rows:,} rows in {outcome.seconds:.1f} s")
+
+
+def _pools_file(target: Endpoint, ds: Any, workflow: Any, directory: str) -> str | None:
+    """The workflow's data pools, from the database when it is known, else through the API."""
+    from folioperf.seed import datapools  # noqa: PLC0415
+    from folioperf.seed.cli import DEFAULT_POOL_LIMIT  # noqa: PLC0415
+    from folioperf.seed.dataset import WORKFLOW_DATASETS  # noqa: PLC0415
+
+    if ds is None or workflow.name not in WORKFLOW_DATASETS or not workflow.pools:
+        return None  # the workflow brings its own (load_pools) or needs none
+    if target.dsn:
+        pools = datapools.from_database(target.dsn, target.tenant, ds, workflow.name, DEFAULT_POOL_LIMIT)
+        source = datapools.DatabaseSource.name
+    else:
+        from folioperf.seed.okapi_reader import OkapiReader  # noqa: PLC0415
+
+        reader = OkapiReader(target.url, target.tenant, target.username, target.password)
+        pools = datapools.build(datapools.ApiSource(reader), ds, workflow.name, DEFAULT_POOL_LIMIT)
+        source = datapools.ApiSource.name
+    datapools.check(pools, target.tenant, ds)
+    path = os.path.join(directory, "pools.json")
+    datapools.write(path, target.tenant, source, ds, pools)
+    err.print("test data: " + ", ".join(f"{name} {len(entries):,}" for name, entries in pools.items()))
+    return path
+
+
+def _sandbox(args: argparse.Namespace, stack: ExitStack, directory: str) -> Endpoint:
+    from folioperf.sandbox.process import start_sandbox  # noqa: PLC0415
+
+    dsn = args.db or dsn_from_env()
+    options: dict[str, object] = {}
+    if args.latency_profile:
+        options["latency_profile"] = args.latency_profile
+    err.print(f"starting the sandbox on {db.redact(dsn)} ...")
+    sandbox = start_sandbox(dsn, log_path=os.path.join(directory, "sandbox.log"), **options)
+    stack.callback(sandbox.stop)
+    err.print(f"sandbox ready at {sandbox.url} (tenant {sandbox.tenant})")
+    return Endpoint(sandbox.url, sandbox.tenant, sandbox.username, sandbox.password, dsn, sandbox.process.pid)
+
+
+def _folio(args: argparse.Namespace) -> Endpoint:
+    from folioperf.auth import Credentials  # noqa: PLC0415
+
+    tenant, username = args.tenant or DEFAULT_TENANT, args.username or DEFAULT_ADMIN_USER
+    password = Credentials.from_environment(tenant, username).password
+    return Endpoint(args.okapi_url.rstrip("/"), tenant, username, password, args.db)
+
+
+def _locust_args(args: argparse.Namespace, chosen: Plan, target: Endpoint, pools: str | None) -> list[str]:
+    values = dict(vars(args))
+    values.update(tenant=target.tenant, username=target.username, pools=pools, db=target.dsn,
+                  sandbox_pid=target.sandbox_pid, live=True, results_dir=os.path.abspath(args.results_dir))
+    cmd = [sys.executable, "-m", "locust", "-f", locustfile(), "--workflow", chosen.spec, "--host", target.url,
+           "-u", str(args.users), "-r", f"{chosen.spawn_rate:g}", "-t", f"{args.duration}s",
+           "--only-summary", "--loglevel", "INFO" if args.verbose else "WARNING", *run_argv(values)]
+    for dest, flag in LOCUST_FLAGS.items():
+        value = values.get(dest)
+        if value is not None:
+            cmd += [flag, repr(value) if isinstance(value, float) else str(value)]
+    cmd += ["--headless"] if not args.web else ["--web-host", "127.0.0.1", "--web-port", str(args.web_port)]
+    return cmd + chosen.extra
+
+
+def worker_command(master_host: str, master_port: int, *extra: str) -> list[str]:
+    """A Locust worker of folioperf's locustfile; workflow, options, data and password come from the master."""
+    return [sys.executable, "-m", "locust", "-f", locustfile(), "--worker", "--master-host", master_host,
+            "--master-port", str(master_port), *extra]
+
+
+def _child_env(password: str | None = None, key: str | None = None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in LOCUST_DEFAULTS_ENV}
+    if password is not None:
+        env[PASSWORD_ENV] = password  # the environment, never argv: argv shows in `ps` and logs
+    if key is not None:
+        env[WORKER_KEY_ENV] = key
+    return env
+
+
+class Processes:
+    """The Locust processes of a run; Ctrl-C goes to the master only."""
+
+    def __init__(self, key: str | None) -> None:
+        self.key = key
+        self.master: subprocess.Popen | None = None
+        self.workers: list[subprocess.Popen] = []
+        self.interrupts = 0
+
+    def start_master(self, cmd: list[str], password: str) -> None:
+        self.master = subprocess.Popen(cmd, env=_child_env(password, self.key), stdin=subprocess.DEVNULL,
+                                       start_new_session=True)
+
+    def start_worker(self, port: int) -> None:
+        cmd = worker_command("127.0.0.1", port, "--loglevel", "WARNING")
+        self.workers.append(subprocess.Popen(cmd, env=_child_env(key=self.key), stdin=subprocess.DEVNULL,
+                                             start_new_session=True))
+
+    def interrupt(self, *_args: Any) -> None:
+        self.interrupts += 1
+        if self.interrupts == 1 and self.master is not None and self.master.poll() is None:
+            err.print("stopping: the results are being written (Ctrl-C again to kill the run)")
+            self.master.send_signal(signal.SIGINT)
+        else:
+            self.kill()
+
+    def wait(self) -> int:
+        assert self.master is not None
+        while True:
+            try:
+                code = self.master.wait()
+                break
+            except KeyboardInterrupt:  # a signal arrived before the handler was in place
+                self.interrupt()
+        if code != 0:  # the workers may not have been told to quit: don't wait long for them
+            for worker in self.workers:
+                if worker.poll() is None:
+                    worker.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + WORKER_EXIT_TIMEOUT
+        for worker in self.workers:
+            try:
+                worker.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                worker.kill()
+                worker.wait()
+        return 128 - code if code < 0 else code  # killed by signal N: the shell's 128 + N, not a wrapped negative
+
+    def kill(self) -> None:
+        for proc in [self.master, *self.workers]:
+            if proc is not None and proc.poll() is None:
+                proc.kill()
+
+
+def _report_killed_master(code: int, results_dir: str, started: float) -> None:
+    """The master died of a signal before it could write the results: say so, and where any checkpoint is."""
+    name = signal.Signals(code - 128).name if 128 < code < 128 + 65 else f"code {code}"
+    root = Path(results_dir)
+    partial = sorted((p for p in root.glob("*-partial") if p.stat().st_mtime >= started), key=lambda p: p.stat().st_mtime) \
+        if root.is_dir() else []
+    if partial:
+        err.print(f"[red]folioperf: the Locust master was killed ({name}) before it wrote the results; the last "
+                  f"checkpoint of its measurements is {partial[-1]}[/]")
+    else:
+        err.print(f"[red]folioperf: the Locust master was killed ({name}) before it wrote the results; it had "
+                  "written no checkpoint yet (one is written every minute), so nothing of this test was kept[/]")
+
+
+def run(args: argparse.Namespace) -> int:
+    chosen = plan(args)
+    started = time.time()
+    key = os.environ.get(WORKER_KEY_ENV) or secrets.token_urlsafe(32)
+    with ExitStack() as stack, tempfile.TemporaryDirectory(prefix="folioperf-run-") as directory:
+        if args.okapi_url:
+            target = _folio(args)
+            if args.seed and chosen.dataset is not None:
+                _prepare_data(args.db, target.tenant, chosen.dataset, args.scale, replace_mismatch=False)
+        else:
+            target = _sandbox(args, stack, directory)
+            if chosen.dataset is not None and not args.no_seed:
+                _prepare_data(target.dsn, target.tenant, chosen.dataset, args.scale, replace_mismatch=True)
+        pools = args.pools or _pools_file(target, chosen.dataset, chosen.workflow, directory)
+        cmd = _locust_args(args, chosen, target, pools)
+        processes = Processes(key)
+        stack.callback(processes.kill)
+        workers = (os.cpu_count() or 1) if args.workers == -1 else args.workers
+        if workers or args.master:
+            port = free_port() if workers else args.master_port
+            bind = "127.0.0.1" if workers else args.master_bind_host
+            cmd += ["--master", "--expect-workers", str(workers or args.expect_workers),
+                    "--master-bind-host", bind, "--master-bind-port", str(port)]
+        previous = {sig: signal.signal(sig, processes.interrupt) for sig in (signal.SIGINT, signal.SIGTERM)}
+        stack.callback(lambda: [signal.signal(sig, handler) for sig, handler in previous.items()])
+        processes.start_master(cmd, target.password)
+        if workers:
+            for _ in range(workers):
+                processes.start_worker(port)
+        elif args.master:
+            reach = "this machine only; --master-bind-host 0.0.0.0 for others" if bind == "127.0.0.1" else bind
+            err.print(f"waiting for {plural(args.expect_workers, 'worker')} on port {port} ({reach}): "
+                      f"`folioperf worker --master-host <this host> --master-port {port}` with {WORKER_KEY_ENV} set")
+        if args.web:
+            err.print(f"web UI at http://127.0.0.1:{args.web_port} — Ctrl-C here ends folioperf")
+        code = processes.wait()
+        if code > 128 and processes.interrupts == 0:
+            _report_killed_master(code, args.results_dir, started)
+        return code
+
+
+def worker(args: argparse.Namespace) -> int:
+    """Replace this process with a Locust worker (signals then reach Locust directly)."""
+    if not os.environ.get(WORKER_KEY_ENV):
+        raise FolioperfError(f"set {WORKER_KEY_ENV} to the master's worker key: the master hands the password and "
+                             "the test data only to workers that prove it")
+    extra = ["--processes", str(args.processes)] if args.processes is not None else []
+    cmd = worker_command(args.master_host, args.master_port, *extra)
+    sys.stdout.flush()
+    os.execve(sys.executable, cmd, _child_env())
+    return 0  # not reached

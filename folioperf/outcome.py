@@ -1,0 +1,74 @@
+"""What a run's record says about it: the flags raised and the exit code (`folioperf run` and plain `locust -f`
+with folioperf loaded end with the same codes; the README lists them).
+
+The exit code is the most serious thing that happened: interrupted, then a stop folioperf asked for (test
+data exhausted, login refused), a lost worker, a saturated generator, a missed rate, a ramp-up that never
+reached full load, and last the unexpected failures: failed API calls, failed transactions and tasks'
+exceptions, each kind judged against --fail-on-error-rate on its own (a workflow whose calls all succeed
+but whose every transaction fails is no clean run).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any
+
+EXIT_OK = 0
+EXIT_FAILURES = 1  # unexpected failures above --fail-on-error-rate
+EXIT_USAGE = 2  # bad input or set-up: nothing ran
+EXIT_STOPPED = 3  # folioperf stopped the run early: test data exhausted, login refused
+EXIT_RATE_MISSED = 4
+EXIT_WORKER_LOST = 5
+EXIT_CPU_SATURATED = 6
+EXIT_RAMP_INCOMPLETE = 7
+EXIT_NOT_RECORDED = 8  # the test ran but its results directory could not be written whole
+EXIT_INTERRUPTED = 130
+
+
+@dataclass(frozen=True)
+class Flags:
+    """What went wrong beyond failed requests (run.json's "flags")."""
+
+    cpu_saturated: bool = False
+    rate_missed: bool = False
+    worker_lost: bool = False
+    interrupted: bool = False
+    ramp_incomplete: bool = False
+
+    def raised(self) -> list[str]:
+        return [f.name for f in fields(self) if getattr(self, f.name)]
+
+
+def failure_rates(snapshot: Any) -> dict[str, float]:
+    """Unexpected failures per API call and per transaction (a task's exception outside any transaction
+    counts as a failed transaction of its iteration)."""
+    apis = snapshot.apis()
+    calls = sum(e.count for e in apis)
+    failed_calls = sum(e.failures for e in apis)
+    errors = sum(e.count for e in snapshot.errors())
+    transactions = sum(e.count for e in snapshot.transactions()) + errors
+    failed_transactions = sum(e.failures for e in snapshot.transactions()) + errors
+    return {
+        "api": failed_calls / calls if calls else 0.0,
+        "transaction": failed_transactions / transactions if transactions else 0.0,
+    }
+
+
+def exceeds(rate: float, threshold: float) -> bool:
+    """A threshold of 0 tolerates no failure at all."""
+    return rate > threshold or (threshold == 0 and rate > 0)
+
+
+def exit_code(flags: Flags, snapshot: Any, threshold: float, stopped_with: int | None) -> int:
+    """The run's exit code (see the constants above)."""
+    if flags.interrupted:
+        return EXIT_INTERRUPTED
+    if stopped_with not in (None, EXIT_OK):
+        return stopped_with
+    for flag, code in (("worker_lost", EXIT_WORKER_LOST), ("cpu_saturated", EXIT_CPU_SATURATED),
+                       ("rate_missed", EXIT_RATE_MISSED), ("ramp_incomplete", EXIT_RAMP_INCOMPLETE)):
+        if getattr(flags, flag):
+            return code
+    if any(exceeds(rate, threshold) for rate in failure_rates(snapshot).values()):
+        return EXIT_FAILURES
+    return EXIT_OK
