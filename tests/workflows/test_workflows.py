@@ -1,6 +1,7 @@
 """The built-in PTF workflows under plain Locust (`locust -f workflows/<file>.py`) against the seeded sandbox:
-each records its transactions and API calls with no unexpected failure, and sends the calls of
-folio-api.md §3, in PTF's order."""
+each records its transactions and API calls with no unexpected failure, and sends the calls of the PTF's
+plans (tests/workflows/ptf_sequences.py: the newest CICO release, the master plan's RIH), in the plans'
+order. Preflights, pauses and the other releases: ptf_plans_pending.py."""
 
 from __future__ import annotations
 
@@ -24,13 +25,14 @@ RUNS = {
     "holds-item": ("holds.py", ["-u", "3", "-r", "3", "--think-time", "0.1", "--variant", "item"]),
     "rih": ("rih.py", ["-u", "3", "-r", "3"]),  # the open model at its default 3/s
 }
+# name → {transaction: (the plan's steps, times its loop runs)}
 SEQUENCES = {
-    "check-in-check-out": {"Check-out": ptf.CHECK_OUT, "Check-in": ptf.CHECK_IN},
-    "renew": {"Renew all loans": ptf.renew_all(RENEW_GROUP)},
-    "holds-patron": {"Place hold": ptf.PLACE_HOLD["patron"]},
-    "holds-instance": {"Place hold": ptf.PLACE_HOLD["instance"]},
-    "holds-item": {"Place hold": ptf.PLACE_HOLD["item"]},
-    "rih": {"Retrieve instance and holdings": ptf.RETRIEVE},
+    "check-in-check-out": {"Check-out": (ptf.CHECK_OUT[ptf.NEWEST].steps, 1), "Check-in": (ptf.CHECK_IN[ptf.NEWEST].steps, 1)},
+    "renew": {"Renew all loans": (ptf.RENEW_ALL.steps, RENEW_GROUP)},
+    "holds-patron": {"Place hold": (ptf.PLACE_HOLD["patron"].steps, 1)},
+    "holds-instance": {"Place hold": (ptf.PLACE_HOLD["instance"].steps, 1)},
+    "holds-item": {"Place hold": (ptf.PLACE_HOLD["item"].steps, 1)},
+    "rih": {"Retrieve instance and holdings": (ptf.MASTER_RETRIEVE.steps, 1)},
 }
 
 
@@ -71,7 +73,7 @@ def test_smoke(runs, name):
     stats = run.stats()
     for transaction in SEQUENCES[name]:
         assert stats[("Transaction", transaction)]["num_requests"] > 0, transaction
-    expected_apis = {api for sequence in SEQUENCES[name].values() for api, _ in sequence}
+    expected_apis = set().union(*(ptf.apis(steps, preflight=False) for steps, _ in SEQUENCES[name].values()))
     recorded_apis = {n for (t, n) in stats if t not in ("Transaction", "Scheduled")} - {"POST /authn/login-with-expiry"}
     assert recorded_apis == expected_apis
     assert all(stats[(t, n)]["num_requests"] > 0 for (t, n) in stats)
@@ -85,7 +87,8 @@ def test_sends_the_ptf_sequence(runs, name):
     seen = {transaction for transaction, _ in recorded}
     assert seen == set(SEQUENCES[name])
     for transaction, calls in recorded:
-        problem = ptf.mismatch(calls, SEQUENCES[name][transaction])
+        steps, loops = SEQUENCES[name][transaction]
+        problem = ptf.mismatch(calls, steps, preflight=False, loops=loops)
         assert problem is None, f"{transaction}: {problem}"
 
 
