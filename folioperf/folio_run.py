@@ -355,7 +355,10 @@ class FolioRun:
 
     def _on_test_stopping(self, **_kwargs: Any) -> None:
         record = self.test
-        if self.coordinator is None or record is None or record.ended:
+        if record is None or record.ended:
+            return
+        self.metrics.stop()  # the measured duration (requests/s, the achieved rate) ends when stopping begins
+        if self.coordinator is None:
             return
         timeout = (self.environment.stop_timeout or 0) + REPORT_GRACE_SECONDS
         incomplete = self.coordinator.stop_and_collect(timeout)
@@ -458,7 +461,8 @@ class FolioRun:
                 self.live.stop()
                 self.live = None
             db = self._stop_dbmon(record)
-            self.metrics.stop()
+            if self.metrics.stopped is None:
+                self.metrics.stop()
             snapshot = self.metrics.snapshot()
             end = datetime.now(timezone.utc)
             runner = environment.runner

@@ -19,9 +19,14 @@ FIXTURES = REPO / "tests" / "fixtures"
 WORKFLOWS = FIXTURES / "workflows"
 
 
+TEST_WORKER_KEY = "the worker key of this test session"
+
+
 def clean_env(**extra: str) -> dict[str, str]:
-    """The environment without the caller's FOLIOPERF_*/LOCUST_* settings, plus `extra`."""
+    """The environment without the caller's FOLIOPERF_*/LOCUST_* settings, plus `extra`; masters and workers a
+    test starts apart share a worker key, as an operator would give them one."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("FOLIOPERF_", "LOCUST_"))}
+    env["FOLIOPERF_WORKER_KEY"] = TEST_WORKER_KEY
     env.update(extra)
     return env
 

@@ -16,7 +16,7 @@ import pytest
 
 from folioperf.histogram import bucket_of, decode_histogram
 from folioperf.metrics import ERROR_MESSAGE_LIMIT, PERCENTILES, Metrics, locust_bucket
-from tests.locust_process import free_port
+from tests.locust_process import clean_env, free_port
 
 FIXTURES = Path(__file__).parent / "fixtures" / "metrics"
 _spec = importlib.util.spec_from_file_location("metrics_samples", FIXTURES / "metrics_samples.py")
@@ -310,8 +310,7 @@ def test_distributed_run_merges_every_workers_data(ending, tmp_path):
     the web UI's Stop button). The master's merged metrics hold all of it."""
     out = tmp_path / "snapshots.jsonl"
     port = free_port()
-    env = {**os.environ, "FOLIOPERF_TEST_SNAPSHOT": str(out), "FOLIOPERF_TEST_STOP_DELAY": "1.5",
-           "FOLIOPERF_WORKER_KEY": "a key the master and its workers share"}
+    env = clean_env(FOLIOPERF_TEST_SNAPSHOT=str(out), FOLIOPERF_TEST_STOP_DELAY="1.5")
     locust = [sys.executable, "-m", "locust", "-f", str(FIXTURES / "synthetic_locustfile.py")]
     if ending == "run-time quit":
         mode = ["--headless"]

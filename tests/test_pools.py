@@ -165,7 +165,6 @@ def test_a_process_that_got_no_data_says_so():
 
 # -- a distributed run --------------------------------------------------------------------------------------------
 
-KEY = "the secret this master and its workers share"
 MAIN_LIBRARY = "fcd64ce1-6995-48f0-840e-89ffa2288371"  # served by Circ Desk 1 (reference data)
 CIRC_DESK_1 = "3a40852d-49fd-4df2-a1f9-6e2641a6e91f"
 
@@ -222,15 +221,14 @@ def test_two_workers_never_hand_one_item_to_two_users(folio_sandbox_factory, tmp
                        "--master-bind-port", str(port), "--expect-workers", "2", "--workflow", str(WORKFLOWS / "cico.py"),
                        "--pools", "pools.json", "--tenant", "poolsrun", "-u", "20", "-r", "20", "-t", "20",
                        "--stop-timeout", "5", "--host", sb.url),
-        cwd=tmp_path / "master", env=clean_env(FOLIOPERF_PASSWORD=sb.password, FOLIOPERF_WORKER_KEY=KEY), stdout=subprocess.PIPE,
+        cwd=tmp_path / "master", env=clean_env(FOLIOPERF_PASSWORD=sb.password), stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT, text=True)
     workers = []
     for k in range(2):
         (tmp_path / f"worker{k}").mkdir()
         workers.append(subprocess.Popen(
             locust_command("-f", str(LOCUSTFILE), "--worker", "--master-host", "127.0.0.1", "--master-port", str(port)),
-            cwd=tmp_path / f"worker{k}", env=clean_env(FOLIOPERF_WORKER_KEY=KEY), stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT, text=True))
+            cwd=tmp_path / f"worker{k}", env=clean_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
     try:
         output, _ = master.communicate(timeout=120)
         worker_outputs = [w.communicate(timeout=60)[0] for w in workers]

@@ -208,12 +208,10 @@ def test_bad_input_is_one_line_and_exit_2(args, message, tmp_path):
 
 def test_master_and_a_worker_started_apart_as_on_two_machines(folio_sandbox, tmp_path):
     port = free_port()
-    key = f"shared-{uuid.uuid4().hex}"
     master = start([BROWSE, "--users", "2", "--duration", "6s", "--master", "--expect-workers", "1",
-                    "--master-port", str(port), "--okapi-url", folio_sandbox.url, "--results", "out"], tmp_path,
-                   FOLIOPERF_WORKER_KEY=key)
+                    "--master-port", str(port), "--okapi-url", folio_sandbox.url, "--results", "out"], tmp_path)
     worker = subprocess.Popen(folioperf("worker", "--master-host", "127.0.0.1", "--master-port", str(port)),
-                              cwd=tmp_path, env=clean_env(FOLIOPERF_WORKER_KEY=key), stdout=subprocess.PIPE,
+                              cwd=tmp_path, env=clean_env(), stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT, text=True, start_new_session=True)  # no password: the master sends it
     try:
         output, _ = master.communicate(timeout=120)

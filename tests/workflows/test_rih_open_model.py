@@ -82,5 +82,6 @@ def test_a_bad_rate_is_one_line(tmp_path):
     result = subprocess.run(locust_command("-f", locustfiles("rih.py"), "--headless", "--rate", "fast"),
                             cwd=tmp_path, env=clean_env(FOLIOPERF_PASSWORD="x"), capture_output=True, text=True, timeout=60)
     assert result.returncode == 2, result.stderr
-    assert "--rate 'fast': give iterations per second or per minute, e.g. 20/s or 90/m" in result.stderr
+    assert "--rate: 'fast': give iterations per second or per minute above 0, e.g. 20/s or 90/m" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
     assert "Traceback" not in result.stderr
