@@ -4,8 +4,8 @@ Trust. Master and workers share a key (FOLIOPERF_WORKER_KEY: from the environmen
 made up by `folioperf run --workers` and by Locust's `--processes` parent for its children). A worker
 proves it holds the key before the master sends it anything that matters: once its plugin is set up it
 says hello, the master answers with a random challenge, the worker answers with HMAC-SHA256(key,
-challenge + its id). A worker that cannot prove it within TRUST_SECONDS of the test's start is refused:
-taken out of the dispatch, told why, and sent away. The setup a trusted worker gets (its slice of the test
+challenge + its id). A worker that cannot prove it within TRUST_SECONDS of connecting, or has not by the
+time a test starts, is refused: taken out of the dispatch, told why, and sent away. The setup a trusted worker gets (its slice of the test
 data, the run's settings, the FOLIO password when it has none of its own) is sealed with AES-GCM under a
 key derived from the shared key: neither secrets nor test data cross the wire in the clear.
 
@@ -42,7 +42,8 @@ from folioperf.config import WORKER_KEY_ENV
 
 log = logging.getLogger("folioperf")
 
-TRUST_SECONDS = 5.0  # how long the master waits at a test's start for workers to prove they hold the key
+TRUST_SECONDS = 5.0  # how long a connected worker has to prove it holds the key
+PROOF_SECONDS = 2.0  # at a test's start, how long a proof under way may take (a round trip on a busy machine)
 REPORT_GRACE_SECONDS = 10.0  # beyond the stop timeout: for final reports to travel
 REPORT_KEY = "folioperf"  # folioperf's part of a Locust worker report
 
@@ -113,6 +114,7 @@ class Coordinator:
         self._seal = seal
         self._merge = merge
         self._challenges: dict[str, str] = {}
+        self._connected_at: dict[str, float] = {}
         self.trusted: set[str] = set()
         self.refused: set[str] = set()
         self.test = _Test(0)
@@ -122,8 +124,17 @@ class Coordinator:
         runner.register_message(FINAL, self._on_final)
         runner.register_message(STOP_RUN, lambda msg, **_kw: on_stop_run(msg.data["message"], msg.data["exit_code"]))
         environment.events.worker_report.add_listener(self._on_report)
+        environment.events.worker_connect.add_listener(self._on_connect)
 
     # trust
+    def _on_connect(self, client_id: str, **_kwargs: Any) -> None:
+        self._connected_at[client_id] = time.monotonic()
+        gevent.spawn_later(TRUST_SECONDS, self._check_trusted, client_id)
+
+    def _check_trusted(self, client_id: str) -> None:
+        if client_id not in self.trusted and client_id in self.runner.clients:
+            self._refuse(client_id, "it did not prove it holds the worker key (not a folioperf worker?)")
+
     def _on_hello(self, msg: Any, **_kwargs: Any) -> None:
         nonce = secrets.token_hex(16)
         self._challenges[msg.node_id] = nonce
@@ -159,10 +170,17 @@ class Coordinator:
         return [*clients.ready, *clients.spawning, *clients.running]
 
     def trusted_workers(self, clock: Callable[[], float] = time.monotonic) -> list[Any]:
-        """The connected workers that proved the key; those that did not within TRUST_SECONDS are refused."""
-        deadline = clock() + TRUST_SECONDS
-        while any(w.id not in self.trusted for w in self.connected()) and clock() < deadline:
-            gevent.sleep(0.05)
+        """The connected workers that proved the key. A worker that connected within PROOF_SECONDS, or whose
+        proof is under way, gets that long; the others are refused now (the test's run time is running)."""
+        def pending() -> bool:
+            now = time.monotonic()
+            return any(w.id not in self.trusted and (w.id in self._challenges or
+                                                      now - self._connected_at.get(w.id, 0) < PROOF_SECONDS)
+                       for w in self.connected())
+
+        deadline = clock() + PROOF_SECONDS
+        while pending() and clock() < deadline:
+            gevent.sleep(0.02)
         for worker in self.connected():
             if worker.id not in self.trusted:
                 self._refuse(worker.id, "it did not prove it holds the worker key (not a folioperf worker?)")
@@ -186,7 +204,7 @@ class Coordinator:
             test.peak_users[client_id] = max(test.peak_users.get(client_id, 0), users)
             test.peak_total = max(test.peak_total, sum(test.users.values()))
         report = data.get(REPORT_KEY)
-        if report is not None and report.get("test") == test.number:
+        if report is not None and test.number and report.get("test") == test.number:
             self._merge(client_id, report)
 
     def _on_final(self, msg: Any, **_kwargs: Any) -> None:

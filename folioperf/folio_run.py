@@ -74,6 +74,7 @@ class TestRecord:
     interrupted: bool = False
     ended: bool = False
     modules: tuple[str, ...] = ()
+    served_before: dict[str, int] | None = None  # the sandbox's request counters when the test started
     dbmon: DbMonitor | None = None
     checkpoint: Path | None = None
 
@@ -338,6 +339,8 @@ class FolioRun:
                                         duration_s=float(run_time) if run_time else None)
         if self.db_dsn:
             record.dbmon = self._start_dbmon()
+        if self.settings.sandbox_pid:
+            record.served_before = self._served()
         gevent.spawn(self._watch, record)
         if self.settings.results_dir:
             gevent.spawn(self._read_modules, record)
@@ -414,6 +417,15 @@ class FolioRun:
         except Exception as exc:  # an Okapi without the endpoint, or without rights: versions unknown
             log.debug("module versions not read: %s", exc)
 
+    def _served(self) -> dict[str, int] | None:
+        """The sandbox's own count of the requests it answered, per API (best effort)."""
+        try:
+            counters = requests.get(f"{self.environment.host}/_/sandbox/counters", timeout=10).json()
+            return {name: c["total"] for name, c in counters["requests"].items()}
+        except Exception as exc:  # the figures are a cross-check; the run does not depend on them
+            log.debug("sandbox counters not read: %s", exc)
+            return None
+
     def _start_dbmon(self) -> DbMonitor | None:
         assert self.db_dsn is not None
         monitor = DbMonitor(self.db_dsn, sandbox_pid=self.settings.sandbox_pid,
@@ -486,7 +498,9 @@ class FolioRun:
             if flags.ramp_incomplete:
                 log.error(self._ramp_message(record, end))
             if self.settings.results_dir:
-                info = self._run_info(record, flags, code, rate, end)
+                served = _difference(self._served(), record.served_before) if record.served_before is not None else {}
+                info = self._run_info(record, flags, code, rate, end,
+                                      _by_api(served, [e.name for e in snapshot.apis()]))
                 try:
                     html = self._locust_html()
                     path = results.write(self.settings.results_dir, info, snapshot, report_html=html, db=db,
@@ -537,7 +551,7 @@ class FolioRun:
             return None
 
     def _run_info(self, record: TestRecord, flags: Flags, code: int, rate: RateStatus | None,
-                  end: datetime) -> results.RunInfo:
+                  end: datetime, served: dict[str, int] | None = None) -> results.RunInfo:
         environment = self.environment
         names = [w.name for w in self.workflows] or ["locust"]
         settings = self.settings
@@ -550,7 +564,8 @@ class FolioRun:
             workflow="+".join(names), users=record.peak_users, users_target=record.users_target,
             users_per_worker=dict(record.users_per_worker), full_load_at=record.full_load_at,
             target=results.Target(url=environment.host or "", tenant=settings.tenant,
-                                  sandbox=bool(settings.sandbox_pid), modules=record.modules),
+                                  sandbox=bool(settings.sandbox_pid), modules=record.modules,
+                                  served=served or {}),
             start=record.start, end=end, description="; ".join(w.description for w in self.workflows),
             options=chosen, tag=settings.tag,
             ramp_up_s=((record.users_target - 1) / record.spawn_rate) if record.spawn_rate else None,
@@ -559,3 +574,28 @@ class FolioRun:
             workers=len(record.seen_workers) if self.role == MASTER else 0,
             peak_cpu_percent=round(record.peak_cpu, 1), flags=flags, exit_code=code,
         )
+
+
+def _by_api(served: dict[str, int], names: list[str]) -> dict[str, int]:
+    """The sandbox names what it served by its route templates (`/automated-patron-blocks/{userId}`), a
+    workflow by its own (`/automated-patron-blocks/{id}`, `/note-links/domain/users/...`): count each route
+    under the API name it matches segment by segment, a `{...}` on either side matching any one segment."""
+    def parts(name: str) -> list[str]:
+        return name.split("?", 1)[0].replace(" ", "/", 1).split("/")
+
+    def same(a: list[str], b: list[str]) -> bool:
+        return len(a) == len(b) and all(x == y or x.startswith("{") or y.startswith("{") for x, y in zip(a, b))
+
+    aligned: dict[str, int] = {}
+    for route, count in served.items():
+        name = next((n for n in names if same(parts(n), parts(route))), route)
+        aligned[name] = aligned.get(name, 0) + count
+    return aligned
+
+
+def _difference(after: dict[str, int] | None, before: dict[str, int] | None) -> dict[str, int]:
+    """What the sandbox served during the test, per API: its counters at the end minus at the start."""
+    if after is None or before is None:
+        return {}
+    return {name: n - before.get(name, 0) for name, n in after.items()
+            if n - before.get(name, 0) and " /_/" not in name}  # Okapi's own /_/ paths are no part of the load

@@ -11,8 +11,9 @@
 5. the end: the master writes the results directory and prints the summary; the sandbox is stopped. A
    master that dies without doing so is reported, with the last checkpoint of its results, if any.
 
-Ctrl-C is passed to the master alone (the children run in their own sessions): it stops the test, writes
-the results flagged `interrupted` and tells the workers to quit. A second Ctrl-C kills everything.
+Ctrl-C reaches the master alone (the children run in their own sessions, and end with `folioperf run` if it
+is killed): it stops the test, writes the results flagged `interrupted` and tells the workers to quit. A
+second Ctrl-C kills everything.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from folioperf import db
+from folioperf.children import popen_options
 from folioperf.config import DEFAULT_ADMIN_USER, DEFAULT_TENANT, PASSWORD_ENV, WORKER_KEY_ENV, dsn_from_env
 from folioperf.console import console, plural
 from folioperf.errors import FolioperfError
@@ -307,18 +309,20 @@ class Processes:
 
     def start_master(self, cmd: list[str], password: str) -> None:
         self.master = subprocess.Popen(cmd, env=_child_env(password, self.key), stdin=subprocess.DEVNULL,
-                                       start_new_session=True)
+                                       **popen_options())
 
     def start_worker(self, port: int) -> None:
         cmd = worker_command("127.0.0.1", port, "--loglevel", "WARNING")
         self.workers.append(subprocess.Popen(cmd, env=_child_env(key=self.key), stdin=subprocess.DEVNULL,
-                                             start_new_session=True))
+                                             **popen_options()))
 
     def interrupt(self, *_args: Any) -> None:
         self.interrupts += 1
         if self.interrupts == 1 and self.master is not None and self.master.poll() is None:
             err.print("stopping: the results are being written (Ctrl-C again to kill the run)")
-            self.master.send_signal(signal.SIGINT)
+            # SIGTERM, not SIGINT: Locust shuts down on it in every state (even while it waits for workers),
+            # and folioperf ends the test first, flagged interrupted
+            self.master.send_signal(signal.SIGTERM)
         else:
             self.kill()
 

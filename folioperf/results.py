@@ -49,10 +49,14 @@ _ENTRY_FIELDS = ("count", "failures", "avg", "min", "max", "p50", "p75", "p90", 
 
 @dataclass(frozen=True)
 class Target:
+    """What was loaded. `served`: for the sandbox, the requests it answered during the test per API, by its
+    own count (a cross-check of what folioperf counted)."""
+
     url: str
     tenant: str
     sandbox: bool
     modules: tuple[str, ...] = ()
+    served: Mapping[str, int] = field(default_factory=dict)
 
 
 def current_versions() -> dict[str, str]:
@@ -200,7 +204,7 @@ def _run_json(run: RunInfo) -> dict[str, Any]:
         "duration_s": run.duration_s,
         "rate": run.rate,
         "target": {"url": run.target.url, "tenant": run.target.tenant, "sandbox": run.target.sandbox,
-                   "modules": list(run.target.modules)},
+                   "modules": list(run.target.modules), **({"served": dict(run.target.served)} if run.target.served else {})},
         "versions": dict(run.versions),
         "start": _iso(run.start),
         "end": _iso(run.end),
@@ -371,7 +375,7 @@ def _run_info(data: Mapping[str, Any]) -> RunInfo:
     return RunInfo(
         workflow=data["workflow"], users=data["users"],
         target=Target(url=target["url"], tenant=target["tenant"], sandbox=target["sandbox"],
-                      modules=tuple(target.get("modules") or ())),
+                      modules=tuple(target.get("modules") or ()), served=target.get("served") or {}),
         start=_parse_time(data["start"]), end=_parse_time(data["end"]),
         description=data.get("description", ""), options=data.get("options") or {}, tag=data.get("tag"),
         ramp_up_s=data.get("ramp_up_s"), spawn_rate=data.get("spawn_rate"), duration_s=data.get("duration_s"),

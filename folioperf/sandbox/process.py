@@ -11,6 +11,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 
+from folioperf.children import popen_options
 from folioperf.config import DEFAULT_ADMIN_PASSWORD, DEFAULT_ADMIN_USER, DEFAULT_TENANT
 from folioperf.errors import FolioperfError
 
@@ -78,7 +79,7 @@ def start_sandbox(dsn: str, tenants: tuple[str, ...] = (DEFAULT_TENANT,), proces
         elif value is not None:
             cmd += [flag, str(value)]
     stderr = open(log_path, "ab") if log_path else subprocess.DEVNULL
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=stderr, text=True, start_new_session=True)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=stderr, text=True, **popen_options())
     lines: queue.Queue[str | None] = queue.Queue()
 
     def pump() -> None:

@@ -1,0 +1,238 @@
+"""Distributed runs that always end with their results: the README's and the issues' commands verbatim, with
+the real workflows at their PTF think times; a master killed, a worker lost or frozen while the final
+reports travel; workers that cannot prove the master's key get neither the password nor the test data."""
+
+from __future__ import annotations
+
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import msgpack
+import psutil
+import pytest
+import zmq
+
+from folioperf import results
+from tests.locust_process import WORKFLOWS, clean_env, free_port
+
+BROWSE = str(WORKFLOWS / "browse.py")
+NO_TASKS = "had no tasks left after filtering"
+
+
+def folioperf(*args: str) -> list[str]:
+    return [sys.executable, "-m", "folioperf", *args]
+
+
+def start(args: list[str], cwd: Path, **env: str) -> subprocess.Popen:
+    """`folioperf run ...` in its own session, as a terminal runs it (signals reach it alone)."""
+    return subprocess.Popen(folioperf("run", *args), cwd=cwd, env=clean_env(FOLIOPERF_PASSWORD="admin", **env),
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+
+
+def results_in(root: Path) -> list[Path]:
+    return sorted(p for p in root.iterdir() if not p.name.startswith(".")) if root.exists() else []
+
+
+def wait_for(condition, what: str, timeout: float = 90.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def locust_processes(proc: subprocess.Popen) -> tuple[psutil.Process | None, list[psutil.Process]]:
+    """The Locust master and workers `folioperf run` started."""
+    try:
+        children = psutil.Process(proc.pid).children()
+    except psutil.NoSuchProcess:
+        return None, []
+    masters = [c for c in children if "--master" in c.cmdline()]
+    workers = [c for c in children if "--worker" in c.cmdline()]
+    return (masters[0] if masters else None), workers
+
+
+def served(sandbox, name: str) -> int:
+    return sandbox.counters()["requests"].get(name, {}).get("total", 0)
+
+
+# -- the headline commands, verbatim ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("command", [
+    "folioperf run holds --users 8 --workers 2 --duration 20s --spawn-rate 8",
+    "folioperf run check-in-check-out --users 4 --workers 2 --duration 20s",
+])
+def test_headline_distributed_runs_end_with_complete_results(command, run_dsn, tmp_path):
+    args = command.split()[2:]
+    proc = subprocess.run(folioperf("run", *args), cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                          env=clean_env(FOLIOPERF_PASSWORD="admin", FOLIOPERF_DB=run_dsn))
+    output = proc.stdout + proc.stderr
+    assert proc.returncode == 0, output[-4000:]
+    assert NO_TASKS not in output and "Traceback" not in output
+    (path,) = results_in(tmp_path / "results")
+    res = results.load(path)
+    assert {p.name for p in path.iterdir()} >= {"run.json", "stats.json", "timeseries.csv", "failures.csv"}
+    users = int(args[args.index("--users") + 1])
+    assert res.run.users == res.run.users_target == users and res.run.workers == 2
+    assert sum(res.run.users_per_worker.values()) == users and res.run.full_load_at is not None
+    assert not res.run.flags.raised()
+    # what folioperf counted is what the sandbox answered, API by API
+    served_counts = res.run.target.served
+    assert served_counts, "the sandbox's own counts are in run.json"
+    for entry in res.apis():
+        assert entry.failures == 0, entry
+        assert served_counts.get(entry.name, 0) == entry.count, (entry.name, served_counts.get(entry.name), entry.count)
+    assert sum(served_counts.values()) == sum(e.count for e in res.apis())
+    assert res.transactions() and all(e.failures == 0 for e in res.transactions())
+    assert f"{users} users · " in proc.stdout and " API calls · " in proc.stdout
+
+
+# -- a master that dies, a worker lost or frozen at the end ----------------------------------------------------------
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL])
+def test_a_master_killed_mid_run_never_ends_in_exit_0_without_results(sig, folio_sandbox, tmp_path):
+    proc = start([BROWSE, "--users", "4", "--duration", "2m", "--workers", "2", "--okapi-url", folio_sandbox.url,
+                  "--results", "out"], tmp_path)
+    try:
+        master = wait_for(lambda: locust_processes(proc)[0], "the Locust master")
+        base = served(folio_sandbox, "GET /groups")
+        wait_for(lambda: served(folio_sandbox, "GET /groups") > base + 20, "the load to start")
+        master.send_signal(sig)
+        output, _ = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+    written = results_in(tmp_path / "out")
+    assert proc.returncode != 0, output
+    if sig == signal.SIGTERM:  # stopped as by Ctrl-C: the test ends and its record is written
+        (path,) = written
+        res = results.load(path)
+        assert res.run.flags.interrupted and res.entry("Transaction", "Browse").count > 0
+    else:
+        assert proc.returncode == 128 + signal.SIGKILL
+        assert "the Locust master was killed (SIGKILL) before it wrote the results" in output
+        assert "nothing of this test was kept" in output and not written
+    _, workers = locust_processes(proc)
+    assert not workers, "no worker outlives its run"
+
+
+@pytest.mark.parametrize("fate", ["killed", "frozen 8 s"])
+def test_a_worker_lost_or_frozen_during_the_final_reports(fate, folio_sandbox, tmp_path):
+    proc = start([BROWSE, "--users", "4", "--duration", "8s", "--workers", "2", "--okapi-url", folio_sandbox.url,
+                  "--results", "out"], tmp_path)
+    try:
+        _, workers = wait_for(lambda: (lambda m, w: (m, w) if len(w) == 2 else None)(*locust_processes(proc)),
+                              "two workers")
+        base = served(folio_sandbox, "GET /groups")
+        wait_for(lambda: served(folio_sandbox, "GET /groups") > base + 10, "the load to start")
+        started = time.monotonic()
+        time.sleep(max(0.0, 8 - (time.monotonic() - started) - 1.5))  # the run's last moments
+        victim = workers[0]
+        if fate == "killed":
+            victim.kill()
+        else:
+            victim.suspend()
+            threading.Timer(8, lambda: victim.is_running() and victim.resume()).start()
+        output, _ = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+    (path,) = results_in(tmp_path / "out")  # whatever happened, the record is there
+    res = results.load(path)
+    assert res.entry("Transaction", "Browse").count > 0
+    if proc.returncode == 0:  # the frozen worker came back in time: then nothing is missing
+        assert fate != "killed" and not res.run.flags.worker_lost
+    else:
+        assert proc.returncode == 5 and res.run.flags.worker_lost, output
+
+
+# -- trust -----------------------------------------------------------------------------------------------------
+
+class RogueWorker:
+    """Speaks Locust's worker protocol without folioperf's key: says it is ready, answers heartbeats, and
+    keeps every byte the master sends it."""
+
+    def __init__(self, port: int) -> None:
+        self.received: list[bytes] = []
+        self._context = zmq.Context()
+        self._socket = self._context.socket(zmq.DEALER)
+        self._id = f"{socket.gethostname()}_{uuid.uuid4().hex}"
+        self._socket.setsockopt(zmq.IDENTITY, self._id.encode())
+        self._socket.connect(f"tcp://127.0.0.1:{port}")
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _send(self, kind: str, data: object) -> None:
+        self._socket.send(msgpack.packb((kind, data, self._id), use_bin_type=True))
+
+    def _run(self) -> None:
+        from importlib.metadata import version
+
+        self._send("client_ready", version("locust"))
+        last = 0.0
+        while not self._stop.is_set():
+            if self._socket.poll(100):
+                self.received.append(self._socket.recv())
+            if time.monotonic() - last > 1:
+                self._send("heartbeat", {"state": "ready", "current_cpu_usage": 1.0, "current_memory_usage": 1})
+                last = time.monotonic()
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+        self._socket.close(linger=0)
+        self._context.term()
+
+
+def test_workers_without_the_key_get_neither_the_password_nor_the_test_data(folio_sandbox, tmp_path):
+    """A folioperf worker with another key is refused at once; a rogue that speaks Locust's protocol but not
+    folioperf's is refused when the test starts, and has heard nothing that matters by then."""
+    port = free_port()
+    master = start([BROWSE, "--users", "2", "--duration", "6s", "--master", "--expect-workers", "2",
+                    "--master-port", str(port), "--okapi-url", folio_sandbox.url, "--results", "out"], tmp_path,
+                   FOLIOPERF_WORKER_KEY="the master's key")
+    wait_for(lambda: _listening(port), "the master to listen")
+    stranger = subprocess.run(folioperf("worker", "--master-port", str(port)), cwd=tmp_path, capture_output=True,
+                              text=True, timeout=60, env=clean_env(FOLIOPERF_WORKER_KEY="another key"))
+    rogue = RogueWorker(port)
+    worker = subprocess.Popen(folioperf("worker", "--master-port", str(port)), cwd=tmp_path,
+                              env=clean_env(FOLIOPERF_WORKER_KEY="the master's key"), stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True)
+    try:
+        output, _ = master.communicate(timeout=120)
+        worker.communicate(timeout=60)
+    finally:
+        rogue.close()
+        for p in (master, worker):
+            p.kill()
+    assert stranger.returncode == 2 and "the master refused this worker" in stranger.stdout + stranger.stderr
+    assert master.returncode == 0, output
+    assert output.count("refused worker") == 2, output
+    res = results.load(results_in(tmp_path / "out")[0])
+    assert res.run.workers == 1 and res.entry("Transaction", "Browse").count > 0
+    seen = b"".join(rogue.received)
+    assert rogue.received, "the rogue did hear from the master"
+    assert folio_sandbox.password.encode() not in seen
+    assert b"folioperf_setup" not in seen
+    for group_id in _group_ids(folio_sandbox):  # the browse workflow's test data
+        assert group_id.encode() not in seen
+
+
+def _listening(port: int) -> bool:
+    with socket.socket() as s:
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+def _group_ids(sandbox) -> list[str]:
+    import requests
+
+    token = sandbox.login()
+    groups = requests.get(sandbox.url + "/groups", headers=sandbox.headers(token), timeout=30).json()["usergroups"]
+    return [g["id"] for g in groups]

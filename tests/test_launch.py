@@ -1,0 +1,71 @@
+"""`folioperf run` checks the whole command line before anything starts: a mistake is one line and exit 2,
+and no sandbox, no seeding, no database is touched for it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import uuid
+
+import psycopg
+import pytest
+
+from folioperf.db import database_name, with_database
+from tests.locust_process import clean_env
+
+
+def run(args: list[str], cwd, dsn: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "folioperf", "run", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=60, env=clean_env(FOLIOPERF_PASSWORD="admin", FOLIOPERF_DB=dsn))
+
+
+SERVER = os.environ.get("FOLIOPERF_TEST_DB", "postgresql://postgres@127.0.0.1:5432/postgres")
+
+
+@pytest.fixture()
+def untouched_dsn():
+    """A database name nobody created: a command that started anything would create it."""
+    return with_database(SERVER, f"folioperf_never_{uuid.uuid4().hex[:10]}")
+
+
+@pytest.mark.parametrize("args, says", [
+    (["holds", "--users", "2", "--rate", "3"], "argument --rate: '3': give iterations per second or per minute"),
+    (["holds", "--users", "2", "--variant", "bogus"], "--variant must be one of patron, instance, item, not 'bogus'"),
+    (["holds", "--users", "0"], "argument -u/--users: '0' is not a whole number above 0"),
+    (["holds", "--users", "1e9"], "argument -u/--users: '1e9' is not a whole number"),
+    (["holds", "-u", "2", "--duration", "0"], "invalid duration '0': it must be longer than 0 s"),
+    (["holds", "-u", "2", "--duration"], "argument -t/--duration/--run-time: expected one argument"),
+    (["holds", "-u", "2", "--spawn-rte", "3"], "unknown option --spawn-rte for workflow holds (its options: --variant); "
+                                               "did you mean --spawn-rate?"),
+    (["holds", "-u", "2", "--pools", "no-such-pools.json"], "pools file no-such-pools.json does not exist"),
+    (["holds"], "how many virtual users? give --users N (-u N)"),
+])
+def test_a_bad_command_line_is_one_line_and_starts_nothing(args, says, tmp_path, untouched_dsn):
+    proc = run(args, tmp_path, untouched_dsn)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and says in lines[0], proc.stderr
+    assert "starting the sandbox" not in proc.stderr
+    with psycopg.connect(SERVER) as conn:
+        name = database_name(untouched_dsn)
+        assert not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone()
+
+
+def test_a_ramp_up_that_cannot_reach_full_load_for_half_the_run_is_refused_with_the_arithmetic(tmp_path, untouched_dsn):
+    proc = run(["holds", "--users", "8", "--duration", "30s"], tmp_path, untouched_dsn)
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == (
+        "folioperf: error: starting 8 users at 0.1/s takes 1m10s (the first starts at once), but the test runs 30s: "
+        "all users must run for at least half of it. Give --duration 2m20s or more, --spawn-rate 0.47 or more, or "
+        "--allow-partial-ramp")
+
+
+def test_locust_names_and_config_files_are_understood(tmp_path, untouched_dsn):
+    """Locust's short flags and its configuration file with its precedence: locust.conf, then LOCUST_*
+    variables, then the command line; checked before anything starts (here, a too slow ramp-up)."""
+    (tmp_path / "locust.conf").write_text("users = 8\nspawn-rate = 0.1\nrun-time = 30s\n")
+    from_file = run(["holds"], tmp_path, untouched_dsn)
+    assert "starting 8 users at 0.1/s takes 1m10s" in from_file.stderr and "the test runs 30s" in from_file.stderr
+    overridden = run(["holds", "-u", "4", "-r", "0.2", "-t", "20"], tmp_path, untouched_dsn)
+    assert "starting 4 users at 0.2/s takes 15s" in overridden.stderr and "the test runs 20s" in overridden.stderr
