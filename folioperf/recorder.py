@@ -162,14 +162,14 @@ class Recorder:
             gevent.sleep(1.0)
 
     def _read_modules(self, test: _Test) -> None:
-        """The target's module versions, as Okapi lists them for the tenant (best effort)."""
+        """The target's module versions, from Okapi's module list or Eureka's entitlements (best effort)."""
         from folioperf.plugin import run_of
+        from folioperf.target_info import module_versions
 
         try:
             run = run_of(self.environment)
-            modules = run.tool_okapi().get("/_/proxy/tenants/{tenant}/modules", tenant=run.settings.tenant).json()
-            test.modules = tuple(sorted(m["id"] for m in modules if "id" in m))
-        except Exception as exc:  # an Okapi without the endpoint, or without rights: versions unknown
+            test.modules = module_versions(run.tool_okapi(), run.settings.tenant)
+        except Exception as exc:  # neither list readable (no rights, login refused): versions unknown
             log.debug("module versions not read: %s", exc)
 
     def _start_dbmon(self, options: Any) -> Any:
