@@ -45,6 +45,7 @@ from folioperf.metrics import ERROR, Metrics, locust_bucket
 from folioperf.okapi import Okapi
 from folioperf.open_model import OpenModel
 from folioperf.rates import RateStatus, parse_rate
+from folioperf.target_info import TargetInfo, target_info
 from folioperf.options import Settings
 from folioperf.outcome import EXIT_NOT_RECORDED, EXIT_OK, Flags, exit_code
 from folioperf.pools import SHARED, PoolStore, check_declared, read_pools_file, split
@@ -73,7 +74,7 @@ class TestRecord:
     lost_workers: set[str] = field(default_factory=set)
     interrupted: bool = False
     ended: bool = False
-    modules: tuple[str, ...] = ()
+    target: TargetInfo | None = None  # platform, module versions, release
     served_before: dict[str, int] | None = None  # the sandbox's request counters when the test started
     dbmon: DbMonitor | None = None
     checkpoint: Path | None = None
@@ -410,11 +411,10 @@ class FolioRun:
             gevent.sleep(WATCH_SECONDS)
 
     def _read_modules(self, record: TestRecord) -> None:
-        """The target's module versions, as Okapi lists them for the tenant (best effort)."""
+        """The target's platform, module versions and FOLIO release: from Okapi or Eureka (best effort)."""
         try:
-            modules = self.tool_okapi().get("/_/proxy/tenants/{tenant}/modules", tenant=self.settings.tenant).json()
-            record.modules = tuple(sorted(m["id"] for m in modules if "id" in m))
-        except Exception as exc:  # an Okapi without the endpoint, or without rights: versions unknown
+            record.target = target_info(self.tool_okapi(), self.settings.tenant)
+        except Exception as exc:  # no rights to read them, or neither platform's list: versions unknown
             log.debug("module versions not read: %s", exc)
 
     def _served(self) -> dict[str, int] | None:
@@ -564,7 +564,10 @@ class FolioRun:
             workflow="+".join(names), users=record.peak_users, users_target=record.users_target,
             users_per_worker=dict(record.users_per_worker), full_load_at=record.full_load_at,
             target=results.Target(url=environment.host or "", tenant=settings.tenant,
-                                  sandbox=bool(settings.sandbox_pid), modules=record.modules,
+                                  sandbox=bool(settings.sandbox_pid),
+                                  modules=record.target.modules if record.target else (),
+                                  platform=record.target.platform if record.target else None,
+                                  release=record.target.release if record.target else None,
                                   served=served or {}),
             start=record.start, end=end, description="; ".join(w.description for w in self.workflows),
             options=chosen, tag=settings.tag,

@@ -176,6 +176,8 @@ def plan(args: argparse.Namespace) -> Plan:
     if args.okapi_url:
         if args.latency_profile:
             raise FolioperfError("--latency-profile is for the sandbox; your FOLIO answers at its own speed")
+        if args.folio_release:
+            raise FolioperfError("--folio-release is for the sandbox; your FOLIO is the release it is (run.json says which)")
         if args.no_seed:
             raise FolioperfError("--no-seed is for the sandbox: against your FOLIO nothing is seeded unless you pass --seed")
         if args.seed and not args.db:
@@ -253,6 +255,8 @@ def _sandbox(args: argparse.Namespace, stack: ExitStack, directory: str) -> Endp
     options: dict[str, object] = {}
     if args.latency_profile:
         options["latency_profile"] = args.latency_profile
+    if args.folio_release:
+        options["folio_release"] = args.folio_release
     err.print(f"starting the sandbox on {db.redact(dsn)} ...")
     sandbox = start_sandbox(dsn, log_path=os.path.join(directory, "sandbox.log"), **options)
     stack.callback(sandbox.stop)

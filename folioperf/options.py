@@ -22,6 +22,8 @@ from typing import Any
 from folioperf.auth import AUTH_MODES, DEFAULT_REFRESH_MARGIN, EXPIRY
 from folioperf.config import DEFAULT_ADMIN_USER, DEFAULT_TENANT, PASSWORD_ENV
 from folioperf.errors import FolioperfError
+from folioperf.releases import DEFAULT as DEFAULT_RELEASE
+from folioperf.releases import RELEASES
 
 LOGIN_MODES = ("per-user", "shared")
 _DURATION = re.compile(r"^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$")
@@ -263,6 +265,9 @@ CLI_OPTIONS: tuple[Opt, ...] = (
         dest="okapi_url", metavar="URL", env="LOCUST_HOST", group="target"),
     Opt(("--latency-profile",), "sandbox only: answer with a real FOLIO's response times (e.g. lotus)",
         metavar="NAME|FILE", env=_env("latency_profile"), group="target"),
+    Opt(("--folio-release",), f"sandbox only: answer as this FOLIO release's modules ({', '.join(RELEASES)}; "
+                              f"default {DEFAULT_RELEASE})", choices=tuple(RELEASES), metavar="NAME",
+        env=_env("folio_release"), group="target"),
     Opt(("--dataset",), "dataset to seed (default: the workflow's)", metavar="NAME|FILE", env=_env("dataset"),
         group="test data"),
     Opt(("--scale",), "dataset size factor (default 1)", type=positive, default=1.0, metavar="F", env=_env("scale"),

@@ -6,7 +6,8 @@
 
 `folio_sandbox` is one sandbox per test session, on a free port and its own database (dropped at the
 end). `folio_sandbox_factory(**options)` starts more sandboxes on that database with other server
-options, e.g. `token_ttl=2`. Set FOLIOPERF_TEST_DB to a DSN whose server should host the test database.
+options, e.g. `token_ttl=2`, or as another platform and release: `eureka=True, folio_release="ramsons"`.
+Set FOLIOPERF_TEST_DB to a DSN whose server should host the test database.
 """
 
 from __future__ import annotations

@@ -57,6 +57,8 @@ class Target:
     sandbox: bool
     modules: tuple[str, ...] = ()
     served: Mapping[str, int] = field(default_factory=dict)
+    platform: str | None = None  # "okapi" or "eureka", as found when reading the module versions
+    release: str | None = None  # the FOLIO release the module versions belong to, when they match one
 
 
 def current_versions() -> dict[str, str]:
@@ -204,7 +206,8 @@ def _run_json(run: RunInfo) -> dict[str, Any]:
         "duration_s": run.duration_s,
         "rate": run.rate,
         "target": {"url": run.target.url, "tenant": run.target.tenant, "sandbox": run.target.sandbox,
-                   "modules": list(run.target.modules), **({"served": dict(run.target.served)} if run.target.served else {})},
+                   "platform": run.target.platform, "release": run.target.release, "modules": list(run.target.modules),
+                   **({"served": dict(run.target.served)} if run.target.served else {})},
         "versions": dict(run.versions),
         "start": _iso(run.start),
         "end": _iso(run.end),
@@ -375,7 +378,8 @@ def _run_info(data: Mapping[str, Any]) -> RunInfo:
     return RunInfo(
         workflow=data["workflow"], users=data["users"],
         target=Target(url=target["url"], tenant=target["tenant"], sandbox=target["sandbox"],
-                      modules=tuple(target.get("modules") or ()), served=target.get("served") or {}),
+                      modules=tuple(target.get("modules") or ()), served=target.get("served") or {},
+                      platform=target.get("platform"), release=target.get("release")),
         start=_parse_time(data["start"]), end=_parse_time(data["end"]),
         description=data.get("description", ""), options=data.get("options") or {}, tag=data.get("tag"),
         ramp_up_s=data.get("ramp_up_s"), spawn_rate=data.get("spawn_rate"), duration_s=data.get("duration_s"),

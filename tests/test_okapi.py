@@ -74,7 +74,7 @@ def test_legacy_login_on_eureka_takes_the_body_token(folio_sandbox_factory):
     okapi = okapi_for(sb, auth="legacy")
     assert okapi.get("/groups").status_code == 200
     token, refresh_token = okapi.login.tokens()  # Eureka's body carries both
-    assert claims(token)["type"] == "access" and claims(refresh_token)["type"] == "refresh"
+    assert claims(token)["typ"] == "Bearer" and claims(refresh_token)["typ"] == "Refresh"  # Keycloak's tokens
 
 
 def test_auto_falls_back_to_legacy_once_per_process(no_expiry_sandbox):

@@ -1,5 +1,6 @@
-"""The sandbox's WSGI application: Okapi's gateway behaviour (tenants, tokens, permissions, request ids,
-traces, CORS, FOLIO's gateway errors; folio-api.md §1) in front of the module endpoints.
+"""The sandbox's WSGI application: a gateway in front of the module endpoints, Okapi's (tenants, tokens,
+permissions, request ids, traces, CORS, FOLIO's gateway errors; folio-api.md §1) or, with `eureka`, Kong's and
+the module sidecars' (eureka.py), answering as the modules of one FOLIO release (releases.py).
 
 One `Sandbox` per process. Its database pool is opened in `start()`, after the process has forked.
 """
@@ -12,18 +13,20 @@ import sys
 import time
 import traceback
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Protocol
 
 import gevent
 import psycopg
 from psycopg import sql
 from psycopg_pool import ConnectionPool
 
-from folioperf import __version__
+from folioperf import releases
+from folioperf.releases import Release
 from folioperf.sandbox import (
     auth,
     blocks,
     circulation,
+    eureka,
     inventory,
     pages,
     patron,
@@ -36,14 +39,15 @@ from folioperf.sandbox import (
     storage,
 )
 from folioperf.sandbox.counters import Counters
+from folioperf.sandbox.deployment import Deployment, deploy
 from folioperf.sandbox.latency import Profile
 from folioperf.sandbox.web import JSON, TEXT, HttpError, Request, Response, Route, Router, dumps
 
 log = logging.getLogger("folioperf.sandbox")
 
-MODULE_VERSION = f"sandbox-{__version__}"
 PRINCIPAL_CACHE_SECONDS = 60.0  # mod-authtoken caches a user's permissions for 60 s (user.cache.seconds)
 REVOCATION_POLL_SECONDS = 0.5
+OKAPI_ACCESS_TTL, OKAPI_REFRESH_TTL = 600, 604_800  # mod-authtoken's defaults (folio-api.md §2.4)
 
 
 @dataclass
@@ -52,20 +56,33 @@ class Settings:
     host: str = "127.0.0.1"
     port: int = 9130
     processes: int = 1
-    access_ttl: int = 600
-    refresh_ttl: int = 604_800
+    access_ttl: int | None = None  # None: the platform's default (mod-authtoken's, or the release's Keycloak realm)
+    refresh_ttl: int | None = None
     legacy_login: bool = True  # POST /authn/login available (LEGACY_TOKEN_TENANTS)
     expiry_login: bool = True  # POST /authn/login-with-expiry available (Poppy and later)
-    eureka: bool = False  # /authn/login answers like mod-login-keycloak: token in body and cookies, no header
-    same_site: str = "Lax"
+    eureka: bool = False  # Kong, Keycloak and sidecars in front of the modules instead of Okapi (eureka.py)
+    release: Release = field(default_factory=lambda: releases.release(releases.DEFAULT))
+    same_site: str | None = None  # None: mod-login's Lax, or mod-login-keycloak's None on Eureka
     pool_size: int = 10
     latency_profile: Profile | None = None  # per-endpoint delays added before answering (latency.py)
     extra_modules: list[Callable[[Router], None]] = field(default_factory=list)
 
+    def __post_init__(self) -> None:
+        keycloak = self.release.keycloak if self.eureka else None
+        if self.access_ttl is None:
+            self.access_ttl = keycloak.access_ttl if keycloak else OKAPI_ACCESS_TTL
+        if self.refresh_ttl is None:
+            self.refresh_ttl = keycloak.refresh_ttl if keycloak else OKAPI_REFRESH_TTL
+        if self.same_site is None:
+            self.same_site = "None" if self.eureka else "Lax"
+
 
 def build_router(settings: Settings) -> Router:
     router = Router()
-    auth.register(router, expiry_login=settings.expiry_login)
+    if settings.eureka:
+        eureka.register(router, expiry_login=settings.expiry_login)
+    else:
+        auth.register(router, expiry_login=settings.expiry_login)
     inventory.register(router)
     storage.register(router)
     for module in (circulation, request_queue, rules, patron, blocks, pages, policies, srs):
@@ -75,6 +92,11 @@ def build_router(settings: Settings) -> Router:
     for i, route in enumerate(router.routes):
         route.index = i
     return router
+
+
+def deployment(settings: Settings, router: Router) -> Deployment:
+    """The release's module ids for the router's modules; a FolioperfError when the release lacks one."""
+    return deploy(settings.release, settings.eureka, {r.module for r in router.routes})
 
 
 @dataclass
@@ -90,6 +112,8 @@ class Sandbox:
         self.settings = settings
         self.router = router
         self.counters = counters
+        self.deployment = deployment(settings, router)
+        self.gateway: Gateway = eureka.Gateway(self) if settings.eureka else OkapiGateway(self)
         self.pool: ConnectionPool = None  # type: ignore[assignment]  # opened in start()
         self.tokens: auth.Tokens = None  # type: ignore[assignment]
         self._tenants: set[str] = set()
@@ -110,8 +134,10 @@ class Sandbox:
             name="sandbox",
         )
         self.pool.wait(timeout=30)
+        s = self.settings
+        assert s.access_ttl is not None and s.refresh_ttl is not None  # set in Settings.__post_init__
         with self.pool.connection() as conn:
-            self.tokens = auth.Tokens(reference.signing_key(conn), self.settings.access_ttl, self.settings.refresh_ttl)
+            self.tokens = auth.Tokens(reference.signing_key(conn), s.access_ttl, s.refresh_ttl, keycloak=s.eureka)
         self._load_tenants()
         gevent.spawn(self._poll_revocations)
 
@@ -161,6 +187,10 @@ class Sandbox:
             return value
         return self._generations.get((tenant, user_id), 0)
 
+    def revoked(self, tenant: str, claims: dict) -> bool:
+        """Whether the test hook revoked the access tokens of the token's user after it was issued."""
+        return claims.get("gen", 0) < self._generations.get((tenant, claims.get("user_id", "")), 0)
+
     def revoke_access_tokens(self, tenant: str, user_id: str) -> int:
         with self.pool.connection() as conn:
             value = conn.execute(
@@ -188,7 +218,10 @@ class Sandbox:
             perms=sql.Identifier(f"{tenant}_mod_permissions", "permissions_users"),
         )
         with self.pool.connection() as conn:
-            row = conn.execute(q, (user_id,)).fetchone()
+            try:
+                row = conn.execute(q, (user_id,)).fetchone()
+            except psycopg.errors.InvalidTextRepresentation:  # a user_id claim that is not a uuid
+                row = None
         if row is None:
             return None
         principal = Principal(row[0] or "", bool(row[1]), frozenset(row[2] or ()), now + PRINCIPAL_CACHE_SECONDS)
@@ -198,18 +231,19 @@ class Sandbox:
     def count_event(self, name: str) -> None:
         self.counters.event(name)
 
-    # -- the gateway --------------------------------------------------------------------------------
+    # -- serving ------------------------------------------------------------------------------------
     def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
         started = time.perf_counter()
         req = Request(environ, self)
         route: Route | None = None
+        controls = req.path.startswith("/_/sandbox/")
         try:
             if req.method == "OPTIONS":
-                resp = Response(204, b"", None, _cors_preflight(environ))
-            elif req.path.startswith("/_/"):
-                resp = self._internal(req)
+                resp = self.gateway.preflight(req)
+            elif controls:
+                resp = self._controls(req)
             else:
-                route, resp = self._dispatch(req)
+                route, resp = self.gateway.dispatch(req)
         except HttpError as exc:
             resp = Response(exc.status, exc.body, exc.content_type)
         except psycopg.OperationalError as exc:
@@ -224,86 +258,22 @@ class Sandbox:
                 pause = self.delays.draw(route.index)
                 if pause > 0:
                     gevent.sleep(pause)
-        elif not req.path.startswith("/_/") and req.method != "OPTIONS":
+        elif not controls and req.method != "OPTIONS" and not self.gateway.platform_path(req.path):
             self.counters.unmatched(resp.status)
-        return self._respond(req, route, resp, started, start_response)
-
-    def _dispatch(self, req: Request) -> tuple[Route | None, Response]:
-        tenant = req.header("X-Okapi-Tenant")
-        if not tenant:
-            raise HttpError(400, "Missing header: X-Okapi-Tenant")
-        if not self.known_tenant(tenant):
-            raise HttpError(400, f"No such Tenant {tenant}")
-        req.tenant = tenant
-        route, params, _ = self.router.match(req.method, req.path)
-        if route is None:
-            raise HttpError(404, f"No suitable module found for path {req.path} for tenant {tenant}")
-        req.route, req.params = route, params
-        req.token = _token(req.environ)
-        try:
-            if route.permission is not None:
-                self._authorize(req, route.permission)
-            return route, route.handler(req)
-        except HttpError as exc:
-            return route, Response(exc.status, exc.body, exc.content_type)
-
-    def _authorize(self, req: Request, permission: str) -> None:
-        if req.token is None:
-            raise HttpError(400, f"Token missing, access requires permission: {permission}")
-        try:
-            claims = self.tokens.verify(req.token)
-        except auth.InvalidToken:
-            self.count_event("auth.token_rejected")
-            raise HttpError(401, "Invalid token") from None
-        if claims.get("tenant") != req.tenant:
-            self.count_event("auth.token_rejected")
-            raise HttpError(403, "Invalid token")
-        user_id = claims.get("user_id", "")
-        if claims.get("gen", 0) < self._generations.get((req.tenant, user_id), 0):
-            self.count_event("auth.token_rejected")
-            raise HttpError(401, "Invalid token")
-        principal = self.principal(req.tenant, user_id)
-        if principal is None or not principal.active:
-            self.count_event("auth.token_rejected")
-            raise HttpError(401, f"Invalid token: user with id {user_id} is not active")
-        if "folio_admin" not in principal.permissions and permission not in principal.permissions:
-            raise HttpError(403, f"Access for user '{principal.username}' ({user_id}) requires permission: {permission}")
-        req.claims = claims
-
-    def _respond(self, req: Request, route: Route | None, resp: Response, started: float, start_response: Callable) -> list[bytes]:
-        status = resp.status
         headers = list(resp.headers)
         if resp.content_type:
             headers.append(("Content-Type", resp.content_type))
-        segment = req.path.lstrip("/").split("/", 1)[0]
-        request_id = f"{random.randrange(1_000_000):06d}/{segment}"
-        incoming = req.header("X-Okapi-Request-Id")
-        headers.append(("X-Okapi-Request-Id", f"{incoming};{request_id}" if incoming else request_id))
-        if route is not None:
-            elapsed_us = int((time.perf_counter() - started) * 1e6)
-            url = f"http://{self.settings.host}:{self.settings.port}{req.path}"
-            headers.append(("X-Okapi-Trace", f"{req.method} {route.module}-{MODULE_VERSION} {url} : {status} {elapsed_us}us"))
+        if not controls:
+            headers += self.gateway.response_headers(req, route, resp, started)
         origin = req.header("Origin")
         if origin and req.method != "OPTIONS":  # the preflight answer carries its own CORS headers
             headers += [("Access-Control-Allow-Origin", origin), ("Access-Control-Allow-Credentials", "true")]
-        start_response(f"{status} {_REASONS.get(status, 'Unknown')}", headers)
+        start_response(f"{resp.status} {_REASONS.get(resp.status, 'Unknown')}", headers)
         return [resp.body]
 
-    # -- Okapi's own endpoints and the sandbox's controls --------------------------------------------
-    def _internal(self, req: Request) -> Response:
+    # -- the sandbox's own controls (not FOLIO's) ---------------------------------------------------
+    def _controls(self, req: Request) -> Response:
         path, method = req.path, req.method
-        if method == "GET" and path == "/_/version":
-            return Response(200, f"folioperf-sandbox-{__version__}".encode(), TEXT)
-        if method == "GET" and path == "/_/proxy/health":
-            return Response(200, b"[]", JSON)
-        if method == "GET" and path == "/_/proxy/tenants":
-            return Response(200, dumps([{"id": t, "name": t} for t in self.tenants()]), JSON)
-        if method == "GET" and path.startswith("/_/proxy/tenants/") and path.endswith("/modules"):
-            tenant = path.split("/")[4]
-            if not self.known_tenant(tenant):
-                raise HttpError(404, tenant)
-            modules = sorted({r.module for r in self.router.routes})
-            return Response(200, dumps([{"id": f"{m}-{MODULE_VERSION}"} for m in modules]), JSON)
         if method == "GET" and path == "/_/sandbox/counters":
             return Response(200, dumps(self.counters.snapshot()), JSON)
         if method == "POST" and path == "/_/sandbox/counters/reset":
@@ -318,7 +288,112 @@ class Sandbox:
         if method == "GET" and path == "/_/sandbox/settings":
             s = self.settings
             return Response(200, dumps({"accessTokenTtl": s.access_ttl, "refreshTokenTtl": s.refresh_ttl,
-                                        "processes": s.processes, "tenants": self.tenants()}), JSON)
+                                        "processes": s.processes, "tenants": self.tenants(),
+                                        "platform": self.deployment.platform, "folioRelease": s.release.name}), JSON)
+        raise HttpError(404, f"No sandbox control at {path}")
+
+
+class Gateway(Protocol):
+    """What answers in front of the modules: Okapi (`OkapiGateway`) or Kong and the sidecars (`eureka.Gateway`)."""
+
+    def preflight(self, req: Request) -> Response: ...
+
+    def dispatch(self, req: Request) -> tuple[Route | None, Response]:
+        """The route that served the request (None when the gateway answered itself) and the response."""
+        ...
+
+    def response_headers(self, req: Request, route: Route | None, resp: Response, started: float) -> list[tuple[str, str]]: ...
+
+    def platform_path(self, path: str) -> bool:
+        """A path of the platform's own API (Okapi's /_/), not counted as an unmatched module call."""
+        ...
+
+
+class OkapiGateway:
+    def __init__(self, sandbox: Sandbox) -> None:
+        self.sandbox = sandbox
+
+    def preflight(self, req: Request) -> Response:
+        return Response(204, b"", None, _cors_preflight(req.environ))
+
+    def platform_path(self, path: str) -> bool:
+        return path.startswith("/_/")
+
+    def dispatch(self, req: Request) -> tuple[Route | None, Response]:
+        if req.path.startswith("/_/"):
+            return None, self._okapi_api(req)
+        sb = self.sandbox
+        tenant = req.header("X-Okapi-Tenant")
+        if not tenant:
+            raise HttpError(400, "Missing header: X-Okapi-Tenant")
+        if not sb.known_tenant(tenant):
+            raise HttpError(400, f"No such Tenant {tenant}")
+        req.tenant = tenant
+        route, params, _ = sb.router.match(req.method, req.path)
+        if route is None:
+            raise HttpError(404, f"No suitable module found for path {req.path} for tenant {tenant}")
+        req.route, req.params = route, params
+        req.token = _token(req.environ)
+        try:
+            if route.permission is not None:
+                self._authorize(req, route.permission)
+            return route, route.handler(req)
+        except HttpError as exc:
+            return route, Response(exc.status, exc.body, exc.content_type)
+
+    def _authorize(self, req: Request, permission: str) -> None:
+        """mod-authtoken's filter (folio-api.md §1.4)."""
+        sb = self.sandbox
+        if req.token is None:
+            raise HttpError(sb.settings.release.missing_token_status, f"Token missing, access requires permission: {permission}")
+        try:
+            claims = sb.tokens.verify(req.token)
+        except auth.InvalidToken:
+            sb.count_event("auth.token_rejected")
+            raise HttpError(401, "Invalid token") from None
+        if claims.get("tenant") != req.tenant:
+            sb.count_event("auth.token_rejected")
+            raise HttpError(403, "Invalid token")
+        user_id = claims.get("user_id", "")
+        if sb.revoked(req.tenant, claims):
+            sb.count_event("auth.token_rejected")
+            raise HttpError(401, "Invalid token")
+        principal = sb.principal(req.tenant, user_id)
+        if principal is None or not principal.active:
+            sb.count_event("auth.token_rejected")
+            raise HttpError(401, f"Invalid token: user with id {user_id} is not active")
+        if "folio_admin" not in principal.permissions and permission not in principal.permissions:
+            raise HttpError(403, f"Access for user '{principal.username}' ({user_id}) requires permission: {permission}")
+        req.claims = claims
+
+    def response_headers(self, req: Request, route: Route | None, resp: Response, started: float) -> list[tuple[str, str]]:
+        segment = req.path.lstrip("/").split("/", 1)[0]
+        request_id = f"{random.randrange(1_000_000):06d}/{segment}"
+        incoming = req.header("X-Okapi-Request-Id")
+        headers = [("X-Okapi-Request-Id", f"{incoming};{request_id}" if incoming else request_id)]
+        if route is not None:
+            elapsed_us = int((time.perf_counter() - started) * 1e6)
+            s = self.sandbox.settings
+            module = self.sandbox.deployment.module_id(route.module)
+            trace = f"{req.method} {module} http://{s.host}:{s.port}{req.path} : {resp.status} {elapsed_us}us"
+            headers.append(("X-Okapi-Trace", trace))
+        return headers
+
+    def _okapi_api(self, req: Request) -> Response:
+        """Okapi's own endpoints a client reads: version, health, tenants and a tenant's modules."""
+        sb, path = self.sandbox, req.path
+        if req.method == "GET":
+            if path == "/_/version":
+                return Response(200, sb.deployment.module_id("okapi").removeprefix("okapi-").encode(), TEXT)
+            if path == "/_/proxy/health":
+                return Response(200, b"[]", JSON)
+            if path == "/_/proxy/tenants":
+                return Response(200, dumps([{"id": t, "name": t} for t in sb.tenants()]), JSON)
+            if path.startswith("/_/proxy/tenants/") and path.endswith("/modules"):
+                tenant = path.split("/")[4]
+                if not sb.known_tenant(tenant):
+                    raise HttpError(404, tenant)
+                return Response(200, dumps(sb.deployment.okapi_modules()), JSON)
         raise HttpError(404, f"No suitable module found for path {path}")
 
 

@@ -1,9 +1,11 @@
-"""mod-login, mod-authtoken and mod-users-bl as the sandbox serves them (folio-api.md §2).
+"""mod-login, mod-authtoken and mod-users-bl as the sandbox serves them (folio-api.md §2), and the tokens of
+both platforms.
 
-Tokens are HS256 JWTs with FOLIO's claims (sub, user_id, tenant, type, iat, exp). Refresh tokens are
-single-use: redeeming one revokes it, and presenting a revoked one revokes every refresh token the user
-holds (mod-authtoken's leak rule). That bookkeeping lives in `{tenant}_mod_authtoken.refresh_tokens`, so
-it holds across the sandbox's processes.
+On Okapi tokens are HS256 JWTs with mod-authtoken's claims (sub, user_id, tenant, type, iat, exp). On Eureka
+they carry Keycloak's claims instead (eureka.py). Refresh tokens are single-use on Okapi: redeeming one
+revokes it, and presenting a revoked one revokes every refresh token the user holds (mod-authtoken's leak
+rule). That bookkeeping lives in `{tenant}_mod_authtoken.refresh_tokens`, so it holds across the sandbox's
+processes.
 """
 
 from __future__ import annotations
@@ -59,50 +61,86 @@ class InvalidToken(Exception):
     pass
 
 
-class Tokens:
-    """Issues and verifies the sandbox's JWTs; verification results are cached per token string."""
+KEYCLOAK_URL = "http://keycloak:8080"  # the Keycloak base URL of Eureka's reference deployments; realm = tenant
 
-    def __init__(self, key: str, access_ttl: int, refresh_ttl: int) -> None:
+
+def token_tenant(claims: dict) -> str | None:
+    """The tenant a token was issued for: mod-authtoken's `tenant` claim, or the realm of Keycloak's `iss`."""
+    tenant = claims.get("tenant")
+    if tenant is None and isinstance(claims.get("iss"), str) and "/realms/" in claims["iss"]:
+        tenant = claims["iss"].rsplit("/realms/", 1)[1]
+    return tenant
+
+
+class Tokens:
+    """Issues and verifies the sandbox's JWTs, mod-authtoken's or (keycloak=True) Keycloak's; verification
+    results are cached per token string."""
+
+    def __init__(self, key: str, access_ttl: int, refresh_ttl: int, keycloak: bool = False) -> None:
         self.key = key
         self.access_ttl = access_ttl
         self.refresh_ttl = refresh_ttl
+        self.keycloak = keycloak
         self._verified: dict[str, dict] = {}
 
     def _sign(self, claims: dict) -> str:
         return jwt.encode(claims, self.key, algorithm="HS256")
 
-    def access(self, tenant: str, user_id: str, username: str, generation: int, legacy: bool = False) -> tuple[str, float]:
+    def access(self, tenant: str, user_id: str, username: str, generation: int, legacy: bool = False,
+               session: str | None = None) -> tuple[str, float]:
         now = int(time.time())
-        claims = {"sub": username, "user_id": user_id, "tenant": tenant, "iat": now, "gen": generation}
-        if legacy:  # "legacy-access" tokens carry no exp (folio-api.md §2.1)
-            claims["type"] = "legacy-access"
-            return self._sign(claims), float("inf")
-        claims.update(type="access", exp=now + self.access_ttl)
-        return self._sign(claims), now + self.access_ttl
+        if self.keycloak:
+            claims = _keycloak_claims(tenant, username, "Bearer", now, now + self.access_ttl, session)
+            claims.update({"acr": "1", "allowed-origins": ["/*"], "scope": "profile email", "email_verified": False,
+                           "user_id": user_id, "preferred_username": username})
+        else:
+            claims = {"sub": username, "user_id": user_id, "tenant": tenant, "iat": now}
+            if legacy:  # "legacy-access" tokens carry no exp (folio-api.md §2.1)
+                claims["type"] = "legacy-access"
+            else:
+                claims.update(type="access", exp=now + self.access_ttl)
+        if generation:  # the sandbox's revocation hook (app.py), absent from every token never revoked
+            claims["gen"] = generation
+        return self._sign(claims), claims.get("exp", float("inf"))
 
-    def refresh(self, tenant: str, user_id: str, username: str) -> tuple[str, str, int]:
+    def refresh(self, tenant: str, user_id: str, username: str, session: str | None = None) -> tuple[str, str, int]:
         now = int(time.time())
-        token_id = str(uuid.uuid4())
-        claims = {"sub": username, "user_id": user_id, "tenant": tenant, "type": "refresh", "jti": token_id,
-                  "iat": now, "exp": now + self.refresh_ttl}
-        return self._sign(claims), token_id, now + self.refresh_ttl
+        if self.keycloak:
+            claims = _keycloak_claims(tenant, username, "Refresh", now, now + self.refresh_ttl, session)
+            claims.update(aud=claims["iss"], scope="profile email")
+        else:
+            claims = {"sub": username, "user_id": user_id, "tenant": tenant, "type": "refresh",
+                      "jti": str(uuid.uuid4()), "iat": now, "exp": now + self.refresh_ttl}
+        return self._sign(claims), claims["jti"], claims["exp"]
 
     def verify(self, token: str, kind: str = "access") -> dict:
         claims = self._verified.get(token)
         if claims is None:
             try:
-                claims = jwt.decode(token, self.key, algorithms=["HS256"], options={"verify_exp": False})
+                claims = jwt.decode(token, self.key, algorithms=["HS256"],
+                                    options={"verify_exp": False, "verify_aud": False})
             except jwt.PyJWTError:
                 raise InvalidToken() from None
             if len(self._verified) > 50_000:
                 self._verified.clear()
             self._verified[token] = claims
-        expected = ("access", "legacy-access") if kind == "access" else ("refresh",)
-        if claims.get("type") not in expected:
+        if self.keycloak:
+            valid = claims.get("typ") == ("Bearer" if kind == "access" else "Refresh")
+        else:
+            valid = claims.get("type") in (("access", "legacy-access") if kind == "access" else ("refresh",))
+        if not valid:
             raise InvalidToken()
         if "exp" in claims and claims["exp"] <= time.time():
             raise InvalidToken()
         return claims
+
+
+def _keycloak_claims(tenant: str, username: str, kind: str, now: int, exp: int, session: str | None) -> dict:
+    """The claims Keycloak puts in the tokens of a FOLIO realm's login client: the realm is the tenant, the
+    client `{tenant}-login-application`, and `sub` is the username (mgr-tenants KeycloakClientUtils'
+    username mapper)."""
+    return {"exp": exp, "iat": now, "jti": str(uuid.uuid4()), "iss": f"{KEYCLOAK_URL}/realms/{tenant}",
+            "sub": username, "typ": kind, "azp": f"{tenant}-login-application", "sid": session or str(uuid.uuid4())}
 
 
 def _cookie_header(name: str, value: str, max_age: int, path: str, same_site: str) -> tuple[str, str]:
@@ -136,9 +174,8 @@ def _credentials_body(req: Request) -> tuple[str | None, str | None, str]:
     return username, user_id, password
 
 
-def _authenticate(req: Request) -> tuple[str, str]:
-    """Checks username/password; (user id, username) or FOLIO's anti-enumeration 422."""
-    username, user_id, password = _credentials_body(req)
+def check_credentials(req: Request, username: str | None, user_id: str | None, password: str) -> tuple[str, str, bool] | None:
+    """(user id, username, active) when the password is right, else None."""
     tenant = req.tenant
     users = sql.Identifier(f"{tenant}_mod_users", "users")
     creds = sql.Identifier(f"{tenant}_mod_login", "auth_credentials")
@@ -160,13 +197,23 @@ def _authenticate(req: Request) -> tuple[str, str]:
         except Exception:  # e.g. a userId that is not a uuid
             row = None
     req.sandbox.count_event("auth.login")
-    if not row or not row[2] or not check_password(password, row[3], row[4]):
+    if not row or not check_password(password, row[3], row[4]):
         req.sandbox.count_event("auth.login_failed")
+        return None
+    return row[0], row[1], row[2]
+
+
+def _authenticate(req: Request) -> tuple[str, str]:
+    """Checks username/password; (user id, username) or FOLIO's anti-enumeration 422."""
+    found = check_credentials(req, *_credentials_body(req))
+    if found is None or not found[2]:
+        if found is not None:
+            req.sandbox.count_event("auth.login_failed")
         raise HttpError(422, dumps(WRONG_CREDENTIALS), JSON)
-    return row[0], row[1]
+    return found[0], found[1]
 
 
-def _store_refresh_token(req: Request, token_id: str, user_id: str, expires: int) -> None:
+def store_refresh_token(req: Request, token_id: str, user_id: str, expires: int) -> None:
     table = sql.Identifier(f"{req.tenant}_mod_authtoken", "refresh_tokens")
     with req.sandbox.pool.connection() as conn:
         conn.execute(
@@ -179,7 +226,7 @@ def _token_pair(req: Request, user_id: str, username: str) -> tuple[list[tuple[s
     sb = req.sandbox
     access, access_exp = sb.tokens.access(req.tenant, user_id, username, sb.generation(req.tenant, user_id, fresh=True))
     refresh, token_id, refresh_exp = sb.tokens.refresh(req.tenant, user_id, username)
-    _store_refresh_token(req, token_id, user_id, refresh_exp)
+    store_refresh_token(req, token_id, user_id, refresh_exp)
     headers = [
         _cookie_header(ACCESS_COOKIE, access, sb.tokens.access_ttl, "/", sb.settings.same_site),
         _cookie_header(REFRESH_COOKIE, refresh, sb.tokens.refresh_ttl, "/authn", sb.settings.same_site),
@@ -189,16 +236,11 @@ def _token_pair(req: Request, user_id: str, username: str) -> tuple[list[tuple[s
 
 
 def login(req: Request) -> Response:
-    """POST /authn/login: the legacy token in the x-okapi-token header and the body (Eureka: body only)."""
+    """POST /authn/login: the legacy token in the x-okapi-token header and the body."""
     sb = req.sandbox
     if not sb.settings.legacy_login:
         raise HttpError(404, "Not found")  # legacy tokens disabled for the tenant (MODLOGIN-217)
     user_id, username = _authenticate(req)
-    if sb.settings.eureka:
-        headers, _ = _token_pair(req, user_id, username)
-        access = next(v.split(";", 1)[0].split("=", 1)[1] for k, v in headers if ACCESS_COOKIE in v)
-        refresh = next(v.split(";", 1)[0].split("=", 1)[1] for k, v in headers if REFRESH_COOKIE in v)
-        return Response(201, dumps({"okapiToken": access, "refreshToken": refresh}), JSON, headers)
     token, _ = sb.tokens.access(req.tenant, user_id, username, sb.generation(req.tenant, user_id, fresh=True), legacy=True)
     return Response(201, dumps({"okapiToken": token}), JSON, [("x-okapi-token", token)])
 
@@ -306,11 +348,16 @@ def bl_self(req: Request) -> Response:
 
 
 def register(router: Router, expiry_login: bool = True) -> None:
+    """mod-login's and mod-users-bl's endpoints as Okapi serves them (eureka.py serves /authn/* on Eureka)."""
     router.add("POST", "/authn/login", login, "mod-login", None)
     if expiry_login:  # absent before Poppy: Okapi then knows no module for the path
         router.add("POST", "/authn/login-with-expiry", login_with_expiry, "mod-login", None)
     router.add("POST", "/authn/refresh", refresh, "mod-login", None)
     router.add("POST", "/authn/logout", logout, "mod-login", None)
     router.add("POST", "/authn/logout-all", logout_all, "mod-login", "login.logout-all")
+    register_users_bl(router)
+
+
+def register_users_bl(router: Router) -> None:
     router.add("POST", "/bl-users/login", bl_login, "mod-users-bl", None)
     router.add("GET", "/bl-users/_self", bl_self, "mod-users-bl", "users-bl.item.get")

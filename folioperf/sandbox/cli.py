@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from folioperf.config import DEFAULT_ADMIN_PASSWORD, DEFAULT_ADMIN_USER, DEFAULT_DSN, DEFAULT_TENANT
+from folioperf.config import DEFAULT_ADMIN_PASSWORD, DEFAULT_ADMIN_USER, DEFAULT_DSN, DEFAULT_TENANT, dsn_from_env
+from folioperf.releases import DEFAULT as DEFAULT_RELEASE
+from folioperf.releases import RELEASES
 
 
 def _tenant(value: str) -> str:
@@ -17,13 +19,23 @@ def _tenant(value: str) -> str:
     return value
 
 
+def _release(value: str) -> str:
+    if value.strip().lower() not in RELEASES:
+        raise argparse.ArgumentTypeError(f"unknown FOLIO release {value!r} (known: {', '.join(RELEASES)})")
+    return value.strip().lower()
+
+
 def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--db", default=DEFAULT_DSN, metavar="DSN", help=f"PostgreSQL DSN (default {DEFAULT_DSN}; created when missing)")
+    p.add_argument("--db", default=dsn_from_env(), metavar="DSN",
+                   help=f"PostgreSQL DSN, created when missing (default $FOLIOPERF_DB or {DEFAULT_DSN})")
     p.add_argument("--tenant", dest="tenants", action="append", type=_tenant, metavar="TENANT",
                    help=f"tenant id; repeat for several (default {DEFAULT_TENANT})")
     p.add_argument("--admin-user", default=DEFAULT_ADMIN_USER, help=f"admin username (default {DEFAULT_ADMIN_USER})")
     p.add_argument("--admin-password", default=DEFAULT_ADMIN_PASSWORD, help="admin password (default: FOLIO's demo password)")
     p.add_argument("--reset", action="store_true", help="drop the tenants' schemas first")
+    p.add_argument("--folio-release", type=_release, default=DEFAULT_RELEASE, metavar="NAME",
+                   help=f"answer as this FOLIO release's modules, with their versions and shapes "
+                        f"({', '.join(RELEASES)}; default {DEFAULT_RELEASE})")
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
@@ -39,14 +51,17 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     start.add_argument("--host", default="127.0.0.1")
     start.add_argument("--port", type=int, default=9130, help="port (0 picks a free one; default 9130)")
     start.add_argument("--processes", type=int, default=1, help="worker processes sharing the port (default 1)")
-    start.add_argument("--token-ttl", type=int, default=600, metavar="SECONDS", help="access token lifetime (FOLIO default 600)")
-    start.add_argument("--refresh-ttl", type=int, default=604_800, metavar="SECONDS", help="refresh token lifetime (default 7 days)")
+    start.add_argument("--token-ttl", type=int, metavar="SECONDS",
+                       help="access token lifetime (default: mod-authtoken's 600, or the release's Keycloak realm on Eureka)")
+    start.add_argument("--refresh-ttl", type=int, metavar="SECONDS",
+                       help="refresh token lifetime (default: mod-authtoken's 7 days, or the release's realm on Eureka)")
     start.add_argument("--no-legacy-login", dest="legacy_login", action="store_false",
                        help="answer POST /authn/login with 404, as a tenant without legacy tokens does")
     start.add_argument("--no-expiry-login", dest="expiry_login", action="store_false",
                        help="serve no /authn/login-with-expiry, like FOLIO before Poppy")
     start.add_argument("--eureka", action="store_true",
-                       help="POST /authn/login answers like Eureka's mod-login-keycloak: token in the body, no header")
+                       help="answer as a Eureka FOLIO: Kong, module sidecars, Keycloak tokens, mod-login-keycloak, "
+                            "entitlements instead of Okapi's module list")
     start.add_argument("--pool-size", type=int, default=10, help="database connections per process (default 10)")
     start.add_argument("--latency-profile", metavar="NAME|FILE.toml",
                        help="add per-endpoint delays like a real FOLIO's: a built-in profile (lotus) or a TOML file")

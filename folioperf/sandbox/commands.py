@@ -11,7 +11,7 @@ import argparse  # noqa: E402
 import logging  # noqa: E402
 import sys  # noqa: E402
 
-from folioperf import db  # noqa: E402
+from folioperf import db, releases  # noqa: E402
 from folioperf.config import DEFAULT_TENANT  # noqa: E402
 from folioperf.errors import FolioperfError  # noqa: E402
 
@@ -20,38 +20,36 @@ def _init(args: argparse.Namespace) -> list[str]:
     from folioperf.sandbox import reference, schema
 
     tenants = args.tenants or [DEFAULT_TENANT]
+    release = releases.release(args.folio_release)
+    versions = release.versions(releases.EUREKA if getattr(args, "eureka", False) else releases.OKAPI)
     db.ensure_database(args.db)
     with db.connect(args.db) as conn:
         with conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(7468930)")  # concurrent inits wait for each other
             schema.install_extensions(conn)
             for tenant in tenants:
-                reference.init_tenant(conn, tenant, args.admin_user, args.admin_password, reset=args.reset)
+                reference.init_tenant(conn, tenant, args.admin_user, args.admin_password, reset=args.reset,
+                                      versions=versions)
             reference.signing_key(conn)
     return tenants
 
 
 def init(args: argparse.Namespace) -> int:
     tenants = _init(args)
-    print(f"sandbox database {db.redact(args.db)} ready: tenants {', '.join(tenants)}, admin {args.admin_user}")
+    print(f"sandbox database {db.redact(args.db)} ready: tenants {', '.join(tenants)}, admin {args.admin_user}, "
+          f"FOLIO {releases.release(args.folio_release).title}")
     return 0
 
 
 def start(args: argparse.Namespace) -> int:
-    from folioperf.sandbox.app import Settings
+    from folioperf.sandbox.app import Settings, build_router, deployment
     from folioperf.sandbox.server import serve
 
     if args.processes < 1:
         raise FolioperfError("--processes must be at least 1")
-    profile = None
-    if args.latency_profile:
-        from folioperf.sandbox import latency
-        from folioperf.sandbox.app import build_router
-
-        routes = {r.name for r in build_router(Settings(dsn=args.db)).routes}
-        profile = latency.load(args.latency_profile, routes)
-    logging.basicConfig(level=logging.WARNING, format="%(asctime)s sandbox %(levelname)s %(name)s: %(message)s")
-    tenants = _init(args)
+    for flag, value in (("--token-ttl", args.token_ttl), ("--refresh-ttl", args.refresh_ttl)):
+        if value is not None and value < 1:
+            raise FolioperfError(f"{flag} must be at least 1 second")
     settings = Settings(
         dsn=args.db,
         host=args.host,
@@ -62,14 +60,23 @@ def start(args: argparse.Namespace) -> int:
         legacy_login=args.legacy_login,
         expiry_login=args.expiry_login,
         eureka=args.eureka,
+        release=releases.release(args.folio_release),
         pool_size=args.pool_size,
-        latency_profile=profile,
     )
+    router = build_router(settings)
+    platform = deployment(settings, router).platform  # the release exists on this platform and knows every module
+    if args.latency_profile:
+        from folioperf.sandbox import latency
+
+        settings.latency_profile = latency.load(args.latency_profile, {r.name for r in router.routes})
+    profile = settings.latency_profile
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s sandbox %(levelname)s %(name)s: %(message)s")
+    tenants = _init(args)
 
     def ready(url: str) -> None:
         delays = f"; latency profile: {profile.name}" if profile is not None else ""
         print(f"folioperf sandbox ready at {url} (tenants: {', '.join(tenants)}; admin user: {args.admin_user}; "
-              f"processes: {args.processes}{delays})", flush=True)
+              f"FOLIO {settings.release.title} on {platform.capitalize()}; processes: {args.processes}{delays})", flush=True)
 
     try:
         return serve(settings, ready)

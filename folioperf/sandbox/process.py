@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from folioperf.children import popen_options
 from folioperf.config import DEFAULT_ADMIN_PASSWORD, DEFAULT_ADMIN_USER, DEFAULT_TENANT
 from folioperf.errors import FolioperfError
+from folioperf.releases import DEFAULT as DEFAULT_RELEASE
 
 START_TIMEOUT = 60.0
 ERROR_PREFIX = "folioperf: error: "  # how the CLI prints a FolioperfError
@@ -28,6 +29,8 @@ class SandboxInstance:
     dsn: str
     process: subprocess.Popen = field(repr=False)
     tenants: tuple[str, ...] = ()
+    eureka: bool = False
+    folio_release: str = DEFAULT_RELEASE
 
     def headers(self, token: str | None = None, tenant: str | None = None) -> dict[str, str]:
         h = {"X-Okapi-Tenant": tenant or self.tenant, "Content-Type": "application/json"}
@@ -36,7 +39,8 @@ class SandboxInstance:
         return h
 
     def login(self, tenant: str | None = None) -> str:
-        """A legacy (non-expiring) admin token."""
+        """An admin token from POST /authn/login: Okapi's legacy (non-expiring) one from the x-okapi-token
+        header, or Eureka's access token from the body."""
         import requests
 
         r = requests.post(
@@ -46,7 +50,7 @@ class SandboxInstance:
             timeout=30,
         )
         r.raise_for_status()
-        return r.headers["x-okapi-token"]
+        return r.json()["okapiToken"] if self.eureka else r.headers["x-okapi-token"]
 
     def counters(self) -> dict:
         import requests
@@ -64,10 +68,14 @@ class SandboxInstance:
 
 
 def start_sandbox(dsn: str, tenants: tuple[str, ...] = (DEFAULT_TENANT,), processes: int = 1, log_path: str | None = None,
-                  **options: object) -> SandboxInstance:
-    """Start `folioperf sandbox start` on a free port; returns once it answers. Options map to flags
-    (`token_ttl=2` → `--token-ttl 2`; `eureka=True` → `--eureka`; `legacy_login=False` → `--no-legacy-login`)."""
-    cmd = [sys.executable, "-m", "folioperf", "sandbox", "start", "--port", "0", "--db", dsn, "--processes", str(processes)]
+                  eureka: bool = False, folio_release: str = DEFAULT_RELEASE, **options: object) -> SandboxInstance:
+    """Start `folioperf sandbox start` on a free port; returns once it answers. `eureka` and `folio_release`
+    choose the platform and the FOLIO release it answers as; other options map to flags (`token_ttl=2` →
+    `--token-ttl 2`; `legacy_login=False` → `--no-legacy-login`)."""
+    cmd = [sys.executable, "-m", "folioperf", "sandbox", "start", "--port", "0", "--db", dsn, "--processes", str(processes),
+           "--folio-release", folio_release]
+    if eureka:
+        cmd.append("--eureka")
     for tenant in tenants:
         cmd += ["--tenant", tenant]
     for key, value in options.items():
@@ -104,4 +112,5 @@ def start_sandbox(dsn: str, tenants: tuple[str, ...] = (DEFAULT_TENANT,), proces
             raise FolioperfError(f"sandbox exited with {proc.wait()} before it was ready\n{log[-2000:]}")
         if "sandbox ready at " in line:
             url = line.split("sandbox ready at ", 1)[1].split()[0]
-            return SandboxInstance(url, tenants[0], DEFAULT_ADMIN_USER, DEFAULT_ADMIN_PASSWORD, dsn, proc, tenants)
+            return SandboxInstance(url, tenants[0], DEFAULT_ADMIN_USER, DEFAULT_ADMIN_PASSWORD, dsn, proc, tenants,
+                                   eureka, folio_release)

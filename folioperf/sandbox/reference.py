@@ -7,6 +7,7 @@ import json
 import secrets
 from functools import cache
 from importlib import resources
+from typing import Mapping
 
 import psycopg
 from psycopg import sql
@@ -91,12 +92,13 @@ def ensure_admin(conn: psycopg.Connection, tenant: str, username: str, password:
     return user_id
 
 
-def init_tenant(conn: psycopg.Connection, tenant: str, admin_user: str, admin_password: str, reset: bool = False) -> None:
-    """Create or upgrade one tenant, in one transaction."""
+def init_tenant(conn: psycopg.Connection, tenant: str, admin_user: str, admin_password: str, reset: bool = False,
+                versions: Mapping[str, str] | None = None) -> None:
+    """Create or upgrade one tenant, in one transaction; `versions` name the modules' installed versions."""
     with conn.transaction():
         if reset:
             schema.drop_tenant(conn, tenant)
-        schema.install_tenant(conn, tenant)
+        schema.install_tenant(conn, tenant, versions)
         load_reference(conn, tenant)
         ensure_admin(conn, tenant, admin_user, admin_password)
 

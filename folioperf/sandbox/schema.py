@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Mapping
 
 import psycopg
 from psycopg import sql
@@ -472,8 +473,10 @@ def install_extensions(conn: psycopg.Connection) -> None:
     )
 
 
-def install_tenant(conn: psycopg.Connection, tenant: str) -> None:
-    """Create or upgrade every module schema of `tenant` (idempotent). Runs in the caller's transaction."""
+def install_tenant(conn: psycopg.Connection, tenant: str, versions: Mapping[str, str] | None = None) -> None:
+    """Create or upgrade every module schema of `tenant` (idempotent). Runs in the caller's transaction.
+    `versions` (module name → version, e.g. of a FOLIO release) go into each schema's rmb_internal
+    moduleVersion the way RMB records the module that installed it (`mod-users-19.5.4`)."""
     for module in MODULES:
         for stmt in _schema_ddl(tenant, module):
             conn.execute(stmt)
@@ -486,11 +489,13 @@ def install_tenant(conn: psycopg.Connection, tenant: str) -> None:
         )
     )
     for module in MODULES:
+        name = module.replace("_", "-")
+        installed = f"{name}-{versions[name]}" if versions and name in versions else module
         conn.execute(
             sql.SQL(
                 "INSERT INTO {}.rmb_internal (id, jsonb) VALUES (1, %s) ON CONFLICT (id) DO UPDATE SET jsonb = EXCLUDED.jsonb"
             ).format(sql.Identifier(f"{tenant}_{module}")),
-            (psycopg.types.json.Jsonb({"rmbVersion": "folioperf-sandbox", "moduleVersion": module, "schemaVersion": SCHEMA_VERSION}),),
+            (psycopg.types.json.Jsonb({"rmbVersion": "folioperf-sandbox", "moduleVersion": installed, "schemaVersion": SCHEMA_VERSION}),),
         )
     conn.execute(
         sql.SQL("INSERT INTO {}.tenants (id, jsonb) VALUES (%s, %s) ON CONFLICT (id) DO NOTHING").format(

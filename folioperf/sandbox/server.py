@@ -96,7 +96,7 @@ def _supervise(children: list[int], url: str, on_ready: Callable[[str], None]) -
     deadline = time.monotonic() + 60
     while not stopping:
         try:
-            with urllib.request.urlopen(url + "/_/version", timeout=2):
+            with urllib.request.urlopen(url + "/_/sandbox/settings", timeout=2):  # answered on Okapi and Eureka
                 break
         except OSError:
             if time.monotonic() > deadline:

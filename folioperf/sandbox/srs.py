@@ -17,10 +17,11 @@ from folioperf.sandbox.web import UUID, HttpError, Request, Response, Router, js
 MODULE = "mod-source-record-storage"
 
 _DATE = "to_char({} AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')"
+_RAW_RECORD = " 'rawRecord', jsonb_build_object('id', r.id, 'content', raw.content),"
 _RECORD = (
     "jsonb_build_object("
     " 'recordId', r.id, 'snapshotId', r.snapshot_id, 'recordType', r.record_type,"
-    " 'rawRecord', jsonb_build_object('id', r.id, 'content', raw.content),"
+    + _RAW_RECORD +
     " 'parsedRecord', jsonb_build_object('id', r.id, 'content', marc.content),"
     " 'externalIdsHolder', jsonb_strip_nulls(jsonb_build_object('instanceId', r.external_id, 'instanceHrid', r.external_hrid)),"
     " 'additionalInfo', jsonb_build_object('suppressDiscovery', coalesce(r.suppress_discovery, false)),"
@@ -60,13 +61,19 @@ def _where(req: Request) -> tuple[sql.Composable, list]:
     return sql.SQL(" AND ").join(clauses), params
 
 
+# sourceRecord.json lost rawRecord in mod-source-record-storage 5.8.0 (MODSOURCE-506); record.json, which
+# the formatted endpoint answers with, keeps it
+_SOURCE_RECORD = _RECORD.replace(_RAW_RECORD, "")
+
+
 def source_records(req: Request) -> Response:
     limit, offset = req.int_arg("limit", 10), req.int_arg("offset", 0)
     where, params = _where(req)
     schema = f"{req.tenant}_mod_source_record_storage"
+    shape = _RECORD if req.sandbox.settings.release.source_records_raw_record else _SOURCE_RECORD
     stmt = sql.SQL(
         "WITH page AS (SELECT * FROM {records} r WHERE {where} ORDER BY r.\"order\" NULLS LAST, r.id LIMIT %s OFFSET %s) "
-        "SELECT coalesce(jsonb_agg(" + _RECORD + " ORDER BY r.\"order\" NULLS LAST, r.id), '[]'::jsonb)::text, "
+        "SELECT coalesce(jsonb_agg(" + shape + " ORDER BY r.\"order\" NULLS LAST, r.id), '[]'::jsonb)::text, "
         "(SELECT count(*) FROM {records} r WHERE {where}) "
         "FROM page r LEFT JOIN {raw} raw ON raw.id = r.id LEFT JOIN {marc} marc ON marc.id = r.id"
     ).format(records=sql.Identifier(schema, "records_lb"), raw=sql.Identifier(schema, "raw_records_lb"),

@@ -29,7 +29,9 @@ from folioperf.sandbox.web import (
     raw_json,
 )
 
-EXACT_COUNT_LIMIT = 10_000  # past this, totalRecords is PostgreSQL's estimate, as RMB's count_estimate does
+# RMB's exactCount: the default of schema.json's "exactCount" (raml-module-builder dbschema Schema.java), which
+# none of the modules the sandbox serves overrides. Up to it totalRecords is exact, past it an estimate.
+EXACT_COUNT = 1000
 
 
 def now_iso() -> str:
@@ -52,9 +54,7 @@ def select_page(
             t=table.ident(tenant), w=q.where, o=order
         )
         rows = [r[0] for r in conn.execute(stmt, (*q.params, limit, offset))]
-    if len(rows) < limit and (rows or offset == 0):
-        return rows, offset + len(rows)
-    return rows, _count(conn, table, tenant, q)
+    return rows, total_records(conn, table, tenant, q, bool(query and query.strip()), limit, offset, len(rows))
 
 
 def view_page(req: Request, table: Table, view: Callable[..., list]) -> tuple[list, int]:
@@ -68,22 +68,45 @@ def view_page(req: Request, table: Table, view: Callable[..., list]) -> tuple[li
         raise HttpError(400, str(exc)) from None
     with req.sandbox.pool.connection() as conn:
         rows = view(conn, req.tenant, q.where, q.params, q.order_by, limit, offset) if limit else []
-        if len(rows) < limit and (rows or offset == 0):
-            total = offset + len(rows)
-        else:
-            total = select_page(conn, table, req.tenant, req.arg("query"), 0, offset)[1]
+        query = req.arg("query")
+        total = total_records(conn, table, req.tenant, q, bool(query and query.strip()), limit, offset, len(rows))
     return rows, total
 
 
-def _count(conn: psycopg.Connection, table: Table, tenant: str, q: cql.Query) -> int:
-    capped = sql.SQL("SELECT count(*) FROM (SELECT 1 FROM {t} WHERE {w} LIMIT %s) s").format(t=table.ident(tenant), w=q.where)
-    n = conn.execute(capped, (*q.params, EXACT_COUNT_LIMIT + 1)).fetchone()[0]
-    if n <= EXACT_COUNT_LIMIT:
-        return n
+def total_records(conn: psycopg.Connection, table: Table, tenant: str, q: cql.Query, filtered: bool,
+                  limit: int, offset: int, returned: int) -> int:
+    """totalRecords as RMB computes it (raml-module-builder PostgresClient.buildQueryHelper and getTotalRecords):
+    exact for limit=0 and for a request without a CQL query, RMB's count_estimate for a query, then corrected
+    by what the page itself proves. Counting is skipped where the page alone decides the answer."""
+    if limit > 0 and (0 < returned < limit or (returned == 0 and offset == 0)):
+        return offset + returned
+    if limit == 0 or not filtered:
+        estimate = conn.execute(sql.SQL("SELECT count(*) FROM {t} WHERE {w}").format(t=table.ident(tenant), w=q.where),
+                                q.params).fetchone()[0]
+    else:
+        estimate = _count_estimate(conn, table, tenant, q)
+    if limit == 0:
+        return estimate
+    if returned == 0:
+        return min(offset, estimate)
+    return max(offset + limit, estimate)
+
+
+def _count_estimate(conn: psycopg.Connection, table: Table, tenant: str, q: cql.Query) -> int:
+    """RMB's count_estimate(query) (db_scripts/general_functions.ftl): PostgreSQL's row estimate when it is
+    above 4 × exactCount, else the exact count if below exactCount, else the larger of exactCount and the
+    estimate."""
     plan = conn.execute(
-        sql.SQL("EXPLAIN (FORMAT JSON) SELECT 1 FROM {t} WHERE {w}").format(t=table.ident(tenant), w=q.where), q.params
+        sql.SQL("EXPLAIN (FORMAT JSON) SELECT jsonb FROM {t} WHERE {w}").format(t=table.ident(tenant), w=q.where), q.params
     ).fetchone()[0]
-    return max(int(plan[0]["Plan"]["Plan Rows"]), n)
+    estimated = int(plan[0]["Plan"]["Plan Rows"])
+    if estimated > 4 * EXACT_COUNT:
+        return estimated
+    capped = sql.SQL("SELECT count(*) FROM (SELECT 1 FROM {t} WHERE {w} LIMIT %s) s").format(t=table.ident(tenant), w=q.where)
+    counted = conn.execute(capped, (*q.params, EXACT_COUNT)).fetchone()[0]
+    if counted < EXACT_COUNT:
+        return counted
+    return max(EXACT_COUNT, estimated)
 
 
 def collection_body(key: str, rows: list[str], total: int) -> bytes:
