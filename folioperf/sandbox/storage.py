@@ -4,9 +4,10 @@ storage endpoints and for reads inside their business rules.
 
 Writes go through the module's schema as RMB does (validation.py); reads add the schema's top-level
 defaults (empty arrays, declared defaults) to records stored without them (seeded rows), as RMB's
-round trip through the generated POJO does. A collection answers `resultInfo` only where the module
-streams its results (RMB's `PgUtil.streamGet`: users, items, holdings, instances, ...); `PgUtil.get`
-answers the records and `totalRecords` only."""
+round trip through the generated POJO does. A collection answers `resultInfo` only where the module sends
+one: those it streams (RMB's `PgUtil.streamGet`: users, items, holdings, instances, configuration entries,
+permission users) and those whose code sets it (accounts, fee/fines); `PgUtil.get` answers the records
+and `totalRecords` only."""
 
 from __future__ import annotations
 
@@ -210,7 +211,7 @@ class Collection:
     default_limit: int = 10
     prepare: Callable[[psycopg.Connection, str, dict, dict | None], None] | None = None  # (conn, tenant, new, stored)
     writable: bool = True
-    result_info: bool = False  # the module streams its results (PgUtil.streamGet), which adds resultInfo
+    result_info: bool = False  # the module sends resultInfo (PgUtil.streamGet does)
     schema: str | None = None
 
     @property
