@@ -9,7 +9,7 @@ shape is left open and says which code file does so.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Union
 
 STR, BOOL, INT, NUM, OBJ, ARR = "string", "boolean", "integer", "number", "object", "array"
