@@ -25,11 +25,14 @@ from folioperf.releases import Release
 from folioperf.sandbox import (
     auth,
     blocks,
+    calendars,
     circulation,
     eureka,
     inventory,
+    inventory_storage,
     pages,
     patron,
+    permissions,
     policies,
     reference,
     request_queue,
@@ -37,6 +40,8 @@ from folioperf.sandbox import (
     schema,
     srs,
     storage,
+    users,
+    users_bl,
 )
 from folioperf.sandbox.counters import Counters
 from folioperf.sandbox.deployment import Deployment, deploy
@@ -85,7 +90,8 @@ def build_router(settings: Settings) -> Router:
         auth.register(router, expiry_login=settings.expiry_login)
     inventory.register(router)
     storage.register(router)
-    for module in (circulation, request_queue, rules, patron, blocks, pages, policies, srs):
+    for module in (users, users_bl, permissions, inventory_storage, calendars, circulation, request_queue, rules, patron,
+                   blocks, pages, policies, srs):
         module.register(router)
     for register in settings.extra_modules:
         register(router)
@@ -246,6 +252,8 @@ class Sandbox:
                 route, resp = self.gateway.dispatch(req)
         except HttpError as exc:
             resp = Response(exc.status, exc.body, exc.content_type)
+        except psycopg.DataError as exc:  # e.g. a NUL byte in a value: RMB answers PostgreSQL's message as 400
+            resp = Response(400, (exc.diag.message_primary or str(exc)).encode(), TEXT)
         except psycopg.OperationalError as exc:
             log.error("database error on %s %s: %s", req.method, req.path, exc)
             resp = Response(500, f"Database unavailable: {exc}".encode(), TEXT)

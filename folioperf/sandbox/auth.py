@@ -21,6 +21,7 @@ from email.utils import formatdate
 import jwt
 from psycopg import sql
 
+from folioperf.sandbox import users_bl
 from folioperf.sandbox.web import JSON, HttpError, Request, Response, Router, dumps, json_response, no_content
 
 PBKDF2_ITERATIONS = 1000  # mod-login's PBKDF2WithHmacSHA1 iteration count
@@ -308,31 +309,9 @@ def logout_all(req: Request) -> Response:
 
 
 def composite_user(req: Request, user_id: str) -> dict:
-    """mod-users-bl's composite user: {user, patronGroup, permissions, proxiesFor, servicePointsUser}."""
-    t = req.tenant
-    q = sql.SQL(
-        "SELECT u.jsonb, g.jsonb, p.jsonb, s.jsonb FROM {users} u "
-        "LEFT JOIN {groups} g ON g.id = u.patrongroup "
-        "LEFT JOIN {perms} p ON p.jsonb->>'userId' = u.id::text "
-        "LEFT JOIN {spu} s ON s.jsonb->>'userId' = u.id::text WHERE u.id = %s"
-    ).format(
-        users=sql.Identifier(f"{t}_mod_users", "users"),
-        groups=sql.Identifier(f"{t}_mod_users", "groups"),
-        perms=sql.Identifier(f"{t}_mod_permissions", "permissions_users"),
-        spu=sql.Identifier(f"{t}_mod_inventory_storage", "service_point_user"),
-    )
+    """mod-users-bl's composite user (users_bl.py), with the request's `include` parameters."""
     with req.sandbox.pool.connection() as conn:
-        row = conn.execute(q, (user_id,)).fetchone()
-    if row is None:
-        raise HttpError(404, "User not found")
-    user, group, perms, spu = row
-    return {
-        "user": user,
-        "patronGroup": group or {},
-        "permissions": {"permissions": (perms or {}).get("permissions", [])},
-        "proxiesFor": [],
-        "servicePointsUser": spu or {},
-    }
+        return users_bl.composite_user(conn, req.tenant, user_id=user_id, include=users_bl.includes(req))
 
 
 def bl_login(req: Request) -> Response:

@@ -156,11 +156,11 @@ def _get_automated(req: Request) -> Response:
 
 
 COLLECTIONS: tuple[Collection, ...] = (
-    Collection("/manualblocks", "manualblocks", "manualblocks", "mod-feesfines", "manualblocks", ("userId",)),
+    Collection("/manualblocks", "manualblocks", "manualblocks", "mod-feesfines", "manualblocks"),
     Collection("/patron-block-conditions", "patron_block_conditions", "patronBlockConditions", "mod-patron-blocks",
-               "patron-block-conditions", ("name",)),
+               "patron-block-conditions"),
     Collection("/patron-block-limits", "patron_block_limits", "patronBlockLimits", "mod-patron-blocks",
-               "patron-block-limits", ("patronGroupId", "conditionId")),
+               "patron-block-limits"),
 )
 
 

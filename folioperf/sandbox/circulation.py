@@ -31,6 +31,7 @@ from folioperf.sandbox.policies import (
 )
 from folioperf.sandbox.schema import BY_NAME
 from folioperf.sandbox.storage import Collection, register_collection, view_page
+from folioperf.sandbox.validation import parse_date_time
 from folioperf.sandbox.web import TEXT, UUID, HttpError, Request, Response, Router, Unprocessable, error, json_response
 
 MODULE = "mod-circulation"
@@ -399,7 +400,7 @@ def check_in(req: Request) -> Response:
         conn.execute(
             sql.SQL("INSERT INTO {} (id, jsonb) VALUES (%s, %s)").format(CHECK_IN.ident(tenant)),
             (record_id, Jsonb({"id": record_id, "occurredDateTime": iso(check_in_date), "itemId": item["id"],
-                               "checkInServicePointId": service_point, "performedByUserId": actor,
+                               "servicePointId": service_point, "performedByUserId": actor,
                                "itemStatusPriorToCheckIn": previous, "requestQueueSize": len(queue),
                                "itemLocationId": location, "metadata": _metadata(actor)})),
         )
@@ -537,19 +538,24 @@ def renew_by_id(req: Request) -> Response:
     return _renew(req, by_barcode=False)
 
 
-def _open_loan_required(conn: psycopg.Connection, tenant: str, record: dict) -> None:
-    """mod-circulation-storage refuses an open loan without a user."""
+def _storage_loan(conn: psycopg.Connection, tenant: str, record: dict, stored: dict | None) -> None:
+    """mod-circulation-storage's LoanService: an open loan needs a user (422), loan and return dates must
+    parse (400, every message on its own line)."""
     if (record.get("status") or {}).get("name", "").lower() == "open" and not record.get("userId"):
-        raise Unprocessable([{"message": "Open loan must have a user ID", "parameters": [{"key": "userId", "value": None}]}])
+        raise Unprocessable([{"message": "Open loan must have a user ID", "parameters": []}])
+    problems = [f"{label} date must be a date time (in RFC3339 format)"
+                for label, key in (("loan", "loanDate"), ("return", "returnDate"))
+                if (key == "loanDate" or record.get(key) is not None) and parse_date_time(record.get(key)) is None]
+    if problems:
+        raise HttpError(400, "\n".join(problems))
 
 
 COLLECTIONS: tuple[Collection, ...] = (
     Collection("/loan-storage/loans", "loan", "loans", "mod-circulation-storage", "circulation-storage.loans",
-               ("itemId", "loanDate", "action"), prepare=_open_loan_required),
+               prepare=_storage_loan),
     Collection("/patron-action-session-storage/patron-action-sessions", "patron_action_session", "patronActionSessions",
-               "mod-circulation-storage", "patron-action-session-storage.patron-action-sessions", ("patronId", "actionType")),
-    Collection("/check-in-storage/check-ins", "check_in", "checkIns", "mod-circulation-storage",
-               "check-in-storage.check-ins", ("occurredDateTime", "itemId", "checkInServicePointId", "performedByUserId")),
+               "mod-circulation-storage", "patron-action-session-storage.patron-action-sessions"),
+    Collection("/check-in-storage/check-ins", "check_in", "checkIns", "mod-circulation-storage", "check-in-storage.check-ins"),
 )
 
 

@@ -25,7 +25,8 @@ Translation, as RMB's CQL2PgJSON does it:
 - `=` is a word match (`adj`), so `status=Open` finds "Open - Awaiting pickup"; a uuid term is the
   whole value of the fields that hold one, so it becomes `==` and keeps index use.
 - `adj`/`all`/`any`: whole-word regexes on the same expression (words in order / every word / one word).
-- `<`, `>`, `<=`, `>=`: jsonb comparison for numbers, plain text comparison otherwise (ISO dates).
+- `<`, `>`, `<=`, `>=`: uuid comparison for `id` and foreign keys (paging by id), jsonb comparison for numbers,
+  plain text comparison otherwise (ISO dates).
 - `sortby` uses the index expression of an indexed field, so the index can serve the sort, and
   jsonb ordering otherwise (numbers sort numerically).
 
@@ -362,6 +363,8 @@ class _Target:
 
     def translate(self, cql: str | None) -> Query:
         text = cql or ""
+        if "\x00" in text:  # what PostgreSQL answers RMB for a NUL byte in the SQL it builds
+            raise CQLError('invalid byte sequence for encoding "UTF8": 0x00')
         prefix = _PREFIX.match(text)
         offset = prefix.end() if prefix else 0
         node, sort = _Parser(text[offset:], offset).parse()
@@ -454,6 +457,9 @@ class _Builder:
         literal = "".join(text for text, _ in chunks)
         wild = any(w for _, w in chunks)
         if relation in _COMPARISONS:
+            column = target.uuid_column(c.index)
+            if column is not None and _UUID.match(literal):  # id>"..." (paging by id) compares uuids
+                return f"{column} {relation} {self.bind(literal)}::uuid"
             if _NUMBER.match(literal):
                 return f"{target.path(c.index, False)} {relation} to_jsonb({self.bind(literal)}::numeric)"
             return f"{target.path(c.index)} {relation} {self.bind(literal)}"

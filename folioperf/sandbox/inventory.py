@@ -1,16 +1,45 @@
-"""mod-inventory's business-logic views: `/inventory/items` and `/inventory/instances` return storage
-records extended with what the UI shows (title, material type, loan type, location names, ...)."""
+"""mod-inventory's business-logic views: `/inventory/items` and `/inventory/instances`, storage records
+turned into mod-inventory's representations.
+
+Items (folio-org/mod-inventory `ItemRepresentation.java`, `ItemUtil.fromStoredItemRepresentation`): the
+reference ids become objects (`materialType`, `permanentLoanType`, `temporaryLoanType`,
+`permanentLocation`, `temporaryLocation`, `effectiveLocation`: `{id, name}`, the name when the record
+exists) and the ids themselves are not sent (`ramls/item.json` allows no other fields); the instance's
+`title` and `contributorNames` and the holdings' `callNumber` are added. Lists (formerIds, notes,
+statisticalCodeIds, ...), `tags`, `isBoundWith`, and `discoverySuppress`, `order` and
+`purchaseOrderLineIdentifier` (null when unset) are always sent; `_version` is sent as a string (the
+module reads it with Vert.x's `getString`).
+
+Instances (`Instance.fromJson`, `Instance.getJsonForResponse`): the storage record's fields mod-inventory
+knows, every list present, `isBoundWith`, `previouslyHeld`, `staffSuppress`, `discoverySuppress` and
+`deleted` false when unset, `tags` as `{tagList}`; a single instance also lists its (here always empty)
+parent and child instances and preceding and succeeding titles. Neither collection has `resultInfo`.
+"""
 
 from __future__ import annotations
+
+import json
 
 import psycopg
 from psycopg import sql
 
 from folioperf.sandbox.schema import BY_NAME
-from folioperf.sandbox.storage import collection_body, select_page, view_page
-from folioperf.sandbox.web import UUID, HttpError, Request, Response, Router, raw_json
+from folioperf.sandbox.storage import select_page, view_page
+from folioperf.sandbox.web import UUID, HttpError, Request, Response, Router, json_response, raw_json
 
-ITEM = BY_NAME["item"]
+ITEM, INSTANCE = BY_NAME["item"], BY_NAME["instance"]
+_OPTIONAL_TEXT = ("hrid", "inTransitDestinationServicePointId", "holdingsRecordId", "barcode", "itemLevelCallNumber",
+                  "itemLevelCallNumberPrefix", "itemLevelCallNumberSuffix", "itemLevelCallNumberTypeId", "volume",
+                  "displaySummary", "enumeration", "chronology", "copyNumber", "numberOfPieces", "descriptionOfPieces",
+                  "numberOfMissingPieces", "missingPieces", "missingPiecesDate", "itemDamagedStatusId",
+                  "itemDamagedStatusDate", "accessionNumber", "itemIdentifier", "effectiveShelvingOrder")
+_LISTS = ("administrativeNotes", "formerIds", "additionalCallNumbers", "notes", "circulationNotes", "yearCaption",
+          "electronicAccess", "statisticalCodeIds")
+
+
+def _reference(column: str, alias: str) -> str:
+    return (f"CASE WHEN p.{column} IS NULL THEN NULL ELSE jsonb_strip_nulls(jsonb_build_object("
+            f"'id', p.{column}, 'name', {alias}.jsonb->>'name')) END")
 
 
 def _item_view(tenant: str) -> sql.Composable:
@@ -20,19 +49,27 @@ def _item_view(tenant: str) -> sql.Composable:
     def t(name: str) -> sql.Identifier:
         return sql.Identifier(inv, name)
 
+    optional = ", ".join(f"'{k}', p.jsonb->'{k}'" for k in _OPTIONAL_TEXT)
+    lists = ", ".join(f"'{k}', coalesce(p.jsonb->'{k}', '[]'::jsonb)" for k in _LISTS)
     return sql.SQL(
-        "SELECT (p.jsonb || jsonb_strip_nulls(jsonb_build_object("
-        " 'title', inst.jsonb->>'title',"
+        "SELECT (jsonb_strip_nulls(jsonb_build_object("
+        " 'id', p.jsonb->'id', '_version', p.jsonb->>'_version', 'status', p.jsonb->'status',"
+        " 'title', inst.jsonb->'title', 'callNumber', h.jsonb->'callNumber', " + optional + ","
+        " 'materialType', " + _reference("materialtypeid", "mt") + ","
+        " 'permanentLoanType', " + _reference("permanentloantypeid", "plt") + ","
+        " 'temporaryLoanType', " + _reference("temporaryloantypeid", "tlt") + ","
+        " 'permanentLocation', " + _reference("permanentlocationid", "pl") + ","
+        " 'temporaryLocation', " + _reference("temporarylocationid", "tl") + ","
+        " 'effectiveLocation', CASE WHEN el.id IS NULL THEN NULL ELSE jsonb_build_object('id', el.id, 'name', el.jsonb->>'name') END,"
+        " 'metadata', p.jsonb->'metadata', 'lastCheckIn', p.jsonb->'lastCheckIn',"
+        " 'effectiveCallNumberComponents', p.jsonb->'effectiveCallNumberComponents'"
+        ")) || jsonb_build_object(" + lists + ","
         " 'contributorNames', coalesce((SELECT jsonb_agg(jsonb_build_object('name', c->>'name'))"
         "   FROM jsonb_array_elements(inst.jsonb->'contributors') c), '[]'::jsonb),"
-        " 'callNumber', coalesce(p.jsonb->>'itemLevelCallNumber', h.jsonb->>'callNumber'),"
-        " 'instanceId', h.instanceid,"
-        " 'materialType', CASE WHEN mt.id IS NULL THEN NULL ELSE jsonb_build_object('id', mt.id, 'name', mt.jsonb->>'name') END,"
-        " 'permanentLoanType', CASE WHEN plt.id IS NULL THEN NULL ELSE jsonb_build_object('id', plt.id, 'name', plt.jsonb->>'name') END,"
-        " 'temporaryLoanType', CASE WHEN tlt.id IS NULL THEN NULL ELSE jsonb_build_object('id', tlt.id, 'name', tlt.jsonb->>'name') END,"
-        " 'permanentLocation', CASE WHEN pl.id IS NULL THEN NULL ELSE jsonb_build_object('id', pl.id, 'name', pl.jsonb->>'name') END,"
-        " 'effectiveLocation', CASE WHEN el.id IS NULL THEN NULL ELSE jsonb_build_object('id', el.id, 'name', el.jsonb->>'name') END,"
-        " 'isBoundWith', false)))::text"
+        " 'discoverySuppress', p.jsonb->'discoverySuppress', 'order', p.jsonb->'order',"
+        " 'purchaseOrderLineIdentifier', p.jsonb->'purchaseOrderLineIdentifier',"
+        " 'tags', jsonb_build_object('tagList', coalesce(p.jsonb->'tags'->'tagList', '[]'::jsonb)),"
+        " 'isBoundWith', false))::text"
         " FROM page p"
         " LEFT JOIN {holdings} h ON h.id = p.holdingsrecordid"
         " LEFT JOIN {instance} inst ON inst.id = h.instanceid"
@@ -40,6 +77,7 @@ def _item_view(tenant: str) -> sql.Composable:
         " LEFT JOIN {ltype} plt ON plt.id = p.permanentloantypeid"
         " LEFT JOIN {ltype} tlt ON tlt.id = p.temporaryloantypeid"
         " LEFT JOIN {location} pl ON pl.id = p.permanentlocationid"
+        " LEFT JOIN {location} tl ON tl.id = p.temporarylocationid"
         " LEFT JOIN {location} el ON el.id = p.effectivelocationid"
         " ORDER BY p.ord"
     ).format(
@@ -47,7 +85,8 @@ def _item_view(tenant: str) -> sql.Composable:
     )
 
 
-_COLUMNS = sql.SQL("jsonb, holdingsrecordid, materialtypeid, permanentloantypeid, temporaryloantypeid, permanentlocationid, effectivelocationid")
+_COLUMNS = sql.SQL("jsonb, holdingsrecordid, materialtypeid, permanentloantypeid, temporaryloantypeid, permanentlocationid, "
+                   "temporarylocationid, effectivelocationid")
 
 
 def items_view(conn: psycopg.Connection, tenant: str, where: sql.Composable, params: tuple,
@@ -67,39 +106,66 @@ def item_by_id(conn: psycopg.Connection, tenant: str, item_id: str) -> str | Non
 
 
 def get_items(req: Request) -> Response:
-    return raw_json(collection_body("items", *view_page(req, ITEM, items_view)))
+    rows, total = view_page(req, ITEM, items_view)
+    return raw_json(f'{{"items":[{",".join(rows)}],"totalRecords":{total}}}')
 
 
 def get_item(req: Request) -> Response:
     item_id = req.params["id"]
-    if not UUID.match(item_id):
-        raise HttpError(404, f"No item with ID {item_id} exists")
-    with req.sandbox.pool.connection() as conn:
-        body = item_by_id(conn, req.tenant, item_id)
+    body = None
+    if UUID.match(item_id):
+        with req.sandbox.pool.connection() as conn:
+            body = item_by_id(conn, req.tenant, item_id)
     if body is None:
-        raise HttpError(404, f"No item with ID {item_id} exists")
+        raise HttpError(404, "Not Found")
     return raw_json(body)
+
+
+_INSTANCE_TEXT = ("matchKey", "sourceUri", "indexTitle", "instanceTypeId", "modeOfIssuanceId", "catalogedDate",
+                  "sourceRecordFormat", "statusId", "statusUpdatedDate", "metadata", "dates")
+_INSTANCE_LISTS = ("alternativeTitles", "editions", "series", "identifiers", "contributors", "subjects", "classifications",
+                   "publication", "publicationFrequency", "publicationRange", "electronicAccess", "instanceFormatIds",
+                   "physicalDescriptions", "languages", "notes", "statisticalCodeIds", "natureOfContentTermIds")
+_INSTANCE_FLAGS = ("isBoundWith", "previouslyHeld", "staffSuppress", "discoverySuppress", "deleted")
+_RELATIONS = ("parentInstances", "childInstances", "precedingTitles", "succeedingTitles")
+
+
+def instance_representation(stored: dict, single: bool) -> dict:
+    out: dict = {"id": stored.get("id"), "hrid": stored.get("hrid"), "source": stored.get("source"),
+                 "title": stored.get("title"), "administrativeNotes": stored.get("administrativeNotes") or []}
+    if stored.get("_version") is not None:
+        out["_version"] = stored["_version"]
+    for key in _INSTANCE_TEXT:
+        if stored.get(key) is not None:
+            out[key] = stored[key]
+    for key in _INSTANCE_LISTS:
+        out[key] = stored.get(key) or []
+    for key in _INSTANCE_FLAGS:
+        out[key] = bool(stored.get(key, False))
+    out["tags"] = {"tagList": (stored.get("tags") or {}).get("tagList") or []}
+    if single:
+        out.update({key: [] for key in _RELATIONS})
+    return out
 
 
 def get_instances(req: Request) -> Response:
     limit = req.int_arg("limit", 10)
     offset = req.int_arg("offset", 0)
     with req.sandbox.pool.connection() as conn:
-        rows, total = select_page(conn, BY_NAME["instance"], req.tenant, req.arg("query"), limit, offset)
-    return raw_json(collection_body("instances", rows, total))
+        rows, total = select_page(conn, INSTANCE, req.tenant, req.arg("query"), limit, offset)
+    return json_response({"instances": [instance_representation(json.loads(r), False) for r in rows], "totalRecords": total})
 
 
 def get_instance(req: Request) -> Response:
     instance_id = req.params["id"]
-    if not UUID.match(instance_id):
-        raise HttpError(404, f"No instance with ID {instance_id} exists")
-    with req.sandbox.pool.connection() as conn:
-        row = conn.execute(
-            sql.SQL("SELECT jsonb::text FROM {} WHERE id = %s").format(BY_NAME["instance"].ident(req.tenant)), (instance_id,)
-        ).fetchone()
+    row = None
+    if UUID.match(instance_id):
+        with req.sandbox.pool.connection() as conn:
+            row = conn.execute(sql.SQL("SELECT jsonb FROM {} WHERE id = %s").format(INSTANCE.ident(req.tenant)),
+                               (instance_id,)).fetchone()
     if row is None:
-        raise HttpError(404, f"No instance with ID {instance_id} exists")
-    return raw_json(row[0])
+        raise HttpError(404, "Not Found")
+    return json_response(instance_representation(row[0], True))
 
 
 def register(router: Router) -> None:

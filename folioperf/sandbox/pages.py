@@ -12,12 +12,12 @@ from folioperf.sandbox.web import UUID, HttpError, Request, Response, Router, ra
 
 NOTE = BY_NAME["note"]
 COLLECTIONS: tuple[Collection, ...] = (
-    Collection("/accounts", "accounts", "accounts", "mod-feesfines", "accounts", ("userId", "amount", "remaining")),
-    Collection("/feefines", "feefines", "feefines", "mod-feesfines", "feefines", ("feeFineType",)),
+    Collection("/accounts", "accounts", "accounts", "mod-feesfines", "accounts", result_info=True),
+    Collection("/feefines", "feefines", "feefines", "mod-feesfines", "feefines", result_info=True),
     Collection("/staff-slips-storage/staff-slips", "staff_slips", "staffSlips", "mod-circulation-storage",
-               "circulation-storage.staff-slips", ("name",)),
+               "circulation-storage.staff-slips"),
     Collection("/cancellation-reason-storage/cancellation-reasons", "cancellation_reason", "cancellationReasons",
-               "mod-circulation-storage", "circulation-storage.cancellation-reasons", ("name",)),
+               "mod-circulation-storage", "circulation-storage.cancellation-reasons"),
 )
 
 

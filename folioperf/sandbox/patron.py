@@ -14,12 +14,12 @@ from typing import Callable
 import psycopg
 from psycopg import sql
 
-from folioperf.sandbox import cql, lookups, request_queue
+from folioperf.sandbox import cql, lookups, request_queue, validation
 from folioperf.sandbox.circulation import loans_view
 from folioperf.sandbox.lookups import LOAN, REQUEST, iso, now, parse_date
 from folioperf.sandbox.request_queue import ALLOWED_STATUSES
 from folioperf.sandbox.schema import BY_NAME
-from folioperf.sandbox.storage import require, select_page
+from folioperf.sandbox.storage import select_page
 from folioperf.sandbox.web import (
     PATRON_UUID,
     HttpError,
@@ -44,11 +44,8 @@ def _path_uuid(req: Request, name: str) -> str:
 
 
 def _hold_body(req: Request) -> dict:
-    body = req.json()
-    require(body, ("requestDate", "pickupLocationId"))
-    if parse_date(body.get("requestDate")) is None:
-        raise HttpError(400, f"Json content error: requestDate {body.get('requestDate')!r} is not a date-time")
-    return body
+    """The hold through mod-patron's `hold.json` (RMB: unknown fields allowed, requestDate a date-time)."""
+    return validation.validate("mod-patron/hold", req.json())
 
 
 def _item(request: dict) -> dict:

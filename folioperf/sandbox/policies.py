@@ -108,7 +108,7 @@ def recall_due_date(policy: dict, loan: dict, now: datetime) -> datetime | None:
     return proposed if proposed < current else None
 
 
-def _fresh(conn: psycopg.Connection, tenant: str, record: dict) -> None:
+def _fresh(conn: psycopg.Connection, tenant: str, record: dict, stored: dict | None) -> None:
     """This process forgets its cached policies on an edit (other processes within lookups.REFERENCE_TTL)."""
     invalidate(tenant)
 
@@ -116,17 +116,17 @@ def _fresh(conn: psycopg.Connection, tenant: str, record: dict) -> None:
 CIRC_STORAGE = "mod-circulation-storage"
 COLLECTIONS: tuple[Collection, ...] = (
     Collection("/loan-policy-storage/loan-policies", "loan_policy", "loanPolicies", CIRC_STORAGE,
-               "circulation-storage.loan-policies", ("name", "loanable"), prepare=_fresh),
+               "circulation-storage.loan-policies", prepare=_fresh),
     Collection("/request-policy-storage/request-policies", "request_policy", "requestPolicies", CIRC_STORAGE,
-               "circulation-storage.request-policies", ("name",), prepare=_fresh),
+               "circulation-storage.request-policies", prepare=_fresh),
     Collection("/patron-notice-policy-storage/patron-notice-policies", "patron_notice_policy", "patronNoticePolicies",
-               CIRC_STORAGE, "circulation-storage.patron-notice-policies", ("name",), prepare=_fresh),
+               CIRC_STORAGE, "circulation-storage.patron-notice-policies", prepare=_fresh),
     Collection("/fixed-due-date-schedule-storage/fixed-due-date-schedules", "fixed_due_date_schedule",
-               "fixedDueDateSchedules", CIRC_STORAGE, "circulation-storage.fixed-due-date-schedules", ("name",), prepare=_fresh),
+               "fixedDueDateSchedules", CIRC_STORAGE, "circulation-storage.fixed-due-date-schedules", prepare=_fresh),
     Collection("/overdue-fines-policies", "overdue_fine_policy", "overdueFinePolicies", "mod-feesfines",
-               "overdue-fines-policies", ("name",), prepare=_fresh),
+               "overdue-fines-policies", prepare=_fresh),
     Collection("/lost-item-fees-policies", "lost_item_fee_policy", "lostItemFeePolicies", "mod-feesfines",
-               "lost-item-fees-policies", ("name",), prepare=_fresh),
+               "lost-item-fees-policies", prepare=_fresh),
 )
 
 

@@ -1,5 +1,7 @@
-"""Tenant set-up: schemas, FOLIO-like reference data (`reference_data.json`) and the admin user, the way a
-FOLIO tenant is enabled with `loadReference=true` and a `diku_admin` superuser."""
+"""Tenant set-up: schemas, reference data and the admin user, the way a FOLIO tenant is enabled with
+`loadReference=true` and a `diku_admin` superuser. `reference_data/` holds FOLIO's default reference records,
+one file per module (transcribed from the module's repository), and the sandbox's own tenant data
+(`sandbox.json`: service points, locations, policies, rules, the admin user)."""
 
 from __future__ import annotations
 
@@ -21,8 +23,13 @@ ADMIN_PERMISSIONS = ["folio_admin"]  # the sandbox grants every permission to ho
 
 
 @cache
-def reference_data() -> dict:
-    return json.loads(resources.files("folioperf.sandbox").joinpath("reference_data.json").read_text())
+def reference_files() -> tuple[dict, ...]:
+    folder = resources.files("folioperf.sandbox").joinpath("reference_data")
+    return tuple(json.loads(f.read_text()) for f in sorted(folder.iterdir(), key=lambda f: f.name) if f.name.endswith(".json"))
+
+
+def sandbox_data() -> dict:
+    return next(d for d in reference_files() if "admin" in d)
 
 
 def _metadata() -> dict:
@@ -33,9 +40,11 @@ def _metadata() -> dict:
 def load_reference(conn: psycopg.Connection, tenant: str) -> int:
     """Insert missing reference records (existing ones, possibly edited by the user, are kept)."""
     added = 0
-    for table_name, rows in reference_data().items():
-        if table_name.startswith("_") or table_name == "admin":
-            continue
+    tables = [(name, rows) for data in reference_files() for name, rows in data.items()
+              if not name.startswith("_") and name != "admin"]
+    # records that refer to others (a statistical code to its type) come after them: referenced tables first
+    tables.sort(key=lambda t: bool(schema.BY_NAME[t[0]].foreign_keys))
+    for table_name, rows in tables:
         table = schema.BY_NAME[table_name]
         for row in rows:
             record = dict(row)
@@ -51,7 +60,7 @@ def load_reference(conn: psycopg.Connection, tenant: str) -> int:
 
 def ensure_admin(conn: psycopg.Connection, tenant: str, username: str, password: str) -> str:
     """Create the admin user (or reset its username and password); returns its id."""
-    admin = reference_data()["admin"]
+    admin = sandbox_data()["admin"]
     user_id = admin["id"]
     user = {
         "id": user_id,

@@ -478,15 +478,7 @@ def _get_queue(req: Request) -> Response:
     return json_response({"requests": [by_id[i] for i in ids if i in by_id], "totalRecords": len(ids)}, pretty=True)
 
 
-def _storage_prepare(conn: psycopg.Connection, tenant: str, record: dict) -> None:
-    """mod-circulation-storage stores what it is given; only the fulfilment preference is required (either spelling)."""
-    if not (record.get("fulfillmentPreference") or record.get("fulfilmentPreference")):
-        raise Unprocessable([{"message": "must not be null", "type": "1", "code": "javax.validation.constraints.NotNull.message",
-                              "parameters": [{"key": "fulfillmentPreference", "value": "null"}]}])
-
-
-STORAGE = Collection("/request-storage/requests", "request", "requests", "mod-circulation-storage",
-                     "circulation-storage.requests", ("requesterId", "requestType", "requestDate"), prepare=_storage_prepare)
+STORAGE = Collection("/request-storage/requests", "request", "requests", "mod-circulation-storage", "circulation-storage.requests")
 
 
 def register(router: Router) -> None:

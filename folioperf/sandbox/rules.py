@@ -27,7 +27,7 @@ import uuid
 from psycopg import sql
 from psycopg.types.json import Jsonb
 
-from folioperf.sandbox import lookups
+from folioperf.sandbox import lookups, validation
 from folioperf.sandbox.schema import BY_NAME
 from folioperf.sandbox.web import UUID, HttpError, Request, Response, Router, json_response, no_content
 
@@ -219,8 +219,11 @@ def _get_rules(req: Request) -> Response:
 
 
 def _put_rules(req: Request) -> Response:
-    """Store a new rules text after checking it parses (422 `{message, line, column}` otherwise)."""
+    """Store a new rules text after checking it parses (422 `{message, line, column}` otherwise);
+    mod-circulation-storage's own endpoint first checks the body against its schema."""
     body = req.json()
+    if req.route is not None and req.route.module == "mod-circulation-storage":
+        body = validation.validate("mod-circulation-storage/circulation_rules", body)
     text = body.get("rulesAsText")
     if not isinstance(text, str):
         return json_response({"message": "rulesAsText is required", "line": 1, "column": 1}, 422)

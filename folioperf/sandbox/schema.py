@@ -78,6 +78,7 @@ USERS, INVENTORY, CIRCULATION = "mod_users", "mod_inventory_storage", "mod_circu
 FEESFINES, PATRON_BLOCKS, CONFIGURATION = "mod_feesfines", "mod_patron_blocks", "mod_configuration"
 LOGIN, PERMISSIONS, NOTES, NOTIFY = "mod_login", "mod_permissions", "mod_notes", "mod_notify"
 SRS, AUTHTOKEN = "mod_source_record_storage", "mod_authtoken"
+ORGANIZATIONS, ENTITIES_LINKS, CALENDAR = "mod_organizations_storage", "mod_entities_links", "mod_calendar"
 
 _OPEN_LOAN = "lower({unaccent}(jsonb->'status'->>'name')) LIKE 'open'"
 
@@ -125,6 +126,17 @@ TABLES: tuple[Table, ...] = (
     Table(INVENTORY, "material_type", (Index("name", unique=True),), metadata=True),
     Table(INVENTORY, "instance_type", (Index("name", unique=True), Index("code", unique=True)), metadata=True),
     Table(INVENTORY, "holdings_records_source", (Index("name", unique=True),), metadata=True),
+    *(Table(INVENTORY, name, (Index("name", unique=True),), metadata=True) for name in (
+        "identifier_type", "contributor_name_type", "alternative_title_type", "instance_note_type", "holdings_note_type",
+        "item_note_type", "call_number_type", "holdings_type", "nature_of_content_term", "electronic_access_relationship",
+        "classification_type", "mode_of_issuance", "subject_type")),
+    Table(INVENTORY, "contributor_type", (Index("name", unique=True), Index("code", unique=True))),
+    Table(INVENTORY, "instance_format", (Index("name", unique=True), Index("code", unique=True))),
+    Table(INVENTORY, "instance_status", (Index("name", unique=True), Index("code", unique=True)), metadata=True),
+    Table(INVENTORY, "statistical_code_type", (Index("code", unique=True),), metadata=True),
+    Table(INVENTORY, "statistical_code", (Index("name", unique=True),),
+          (_fk("statisticalCodeTypeId", INVENTORY, "statistical_code_type"),), metadata=True,
+          compound_unique=(("code", "statisticalCodeTypeId"),)),
     Table(INVENTORY, "hrid_settings"),
     Table(INVENTORY, "service_point_user", (Index("userId", unique=True),), metadata=True),
     # mod-inventory-storage: records
@@ -231,13 +243,20 @@ TABLES: tuple[Table, ...] = (
     Table(CONFIGURATION, "config_data", (Index("module"), Index("configName"), Index("code")), metadata=True),
     Table(NOTES, "note", (Index("domain"), Index("typeId")), metadata=True),
     Table(NOTIFY, "notify_data", (Index("recipientId"),), metadata=True),
+    # mod-organizations-storage
+    Table(ORGANIZATIONS, "organizations", (Index("name"), Index("code", unique=True), Index("status")), metadata=True),
+    # mod-entities-links and mod-calendar are Spring modules with relational tables; the sandbox keeps their
+    # records (authority source files, calendars) in RMB-style tables
+    Table(ENTITIES_LINKS, "authority_source_file", (Index("name", unique=True),), metadata=True),
+    Table(CALENDAR, "calendars", (Index("name"), Index("startDate"), Index("endDate")), metadata=True),
 )
 
 BY_NAME: dict[str, Table] = {t.name: t for t in TABLES}
 
 MODULES: tuple[str, ...] = tuple(dict.fromkeys([t.module for t in TABLES] + [SRS, AUTHTOKEN]))
 
-# mod-source-record-storage and mod-authtoken keep relational tables, not RMB jsonb ones.
+# mod-source-record-storage and mod-authtoken keep relational tables, not RMB jsonb ones; mod-inventory-storage
+# numbers HRIDs from sequences.
 _RELATIONAL_DDL = """
 CREATE TABLE IF NOT EXISTS {srs}.snapshots_lb (
     id uuid PRIMARY KEY, status text NOT NULL, processing_started_date timestamptz);
@@ -259,6 +278,9 @@ CREATE TABLE IF NOT EXISTS {auth}.refresh_tokens (
     id uuid PRIMARY KEY, user_id uuid NOT NULL, is_revoked boolean NOT NULL DEFAULT false,
     expires_at bigint NOT NULL);
 CREATE INDEX IF NOT EXISTS refresh_tokens_user_id_idx ON {auth}.refresh_tokens (user_id);
+CREATE SEQUENCE IF NOT EXISTS {inventory}.hrid_instances_seq MINVALUE 1 NO MAXVALUE CACHE 1 NO CYCLE;
+CREATE SEQUENCE IF NOT EXISTS {inventory}.hrid_holdings_seq MINVALUE 1 NO MAXVALUE CACHE 1 NO CYCLE;
+CREATE SEQUENCE IF NOT EXISTS {inventory}.hrid_items_seq MINVALUE 1 NO MAXVALUE CACHE 1 NO CYCLE;
 """
 
 
@@ -485,7 +507,8 @@ def install_tenant(conn: psycopg.Connection, tenant: str, versions: Mapping[str,
             conn.execute(stmt)
     conn.execute(
         sql.SQL(_RELATIONAL_DDL).format(
-            srs=sql.Identifier(f"{tenant}_{SRS}"), auth=sql.Identifier(f"{tenant}_{AUTHTOKEN}")
+            srs=sql.Identifier(f"{tenant}_{SRS}"), auth=sql.Identifier(f"{tenant}_{AUTHTOKEN}"),
+            inventory=sql.Identifier(f"{tenant}_{INVENTORY}"),
         )
     )
     for module in MODULES:

@@ -21,6 +21,7 @@ from gevent.pywsgi import WSGIServer
 
 from folioperf.sandbox.app import Sandbox, Settings, build_router
 from folioperf.sandbox.counters import Counters
+from folioperf.sandbox.web import MAX_JSON_DEPTH
 
 log = logging.getLogger("folioperf.sandbox")
 
@@ -38,6 +39,8 @@ def listen(host: str, port: int) -> socket.socket:
 
 def serve(settings: Settings, on_ready: Callable[[str], None]) -> int:
     """Serve until SIGINT/SIGTERM; returns the process exit code."""
+    # JSON as deep as Jackson's limit (web.MAX_JSON_DEPTH) parses: json.loads recurses once per level
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 4 * MAX_JSON_DEPTH))
     sock = listen(settings.host, settings.port)
     settings.port = sock.getsockname()[1]
     url = f"http://{settings.host}:{settings.port}"

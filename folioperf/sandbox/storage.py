@@ -1,23 +1,32 @@
 """RMB-style storage: collection GETs with CQL, record GET/POST/PUT/DELETE, and FOLIO's status codes and
 error bodies for them (folio-api.md §1.5, §1.6). Other sandbox modules reuse these helpers for their own
-storage endpoints and for reads inside their business rules."""
+storage endpoints and for reads inside their business rules.
+
+Writes go through the module's schema as RMB does (validation.py); reads add the schema's top-level
+defaults (empty arrays, declared defaults) to records stored without them (seeded rows), as RMB's
+round trip through the generated POJO does. A collection answers `resultInfo` only where the module sends
+one: those it streams (RMB's `PgUtil.streamGet`: users, items, holdings, instances, configuration entries,
+permission users) and those whose code sets it (accounts, fee/fines); `PgUtil.get` answers the records
+and `totalRecords` only."""
 
 from __future__ import annotations
 
+import json
 import re
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any, Callable
+from typing import Callable
 
 import psycopg
 from psycopg import sql
 from psycopg.types.json import Jsonb
 
-from folioperf.sandbox import cql
+from folioperf.sandbox import cql, validation
 from folioperf.sandbox.schema import BY_NAME, Table
 from folioperf.sandbox.web import (
     JSON,
+    PATRON_UUID,
     UUID,
     HttpError,
     Request,
@@ -32,6 +41,8 @@ from folioperf.sandbox.web import (
 # RMB's exactCount: the default of schema.json's "exactCount" (raml-module-builder dbschema Schema.java), which
 # none of the modules the sandbox serves overrides. Up to it totalRecords is exact, past it an estimate.
 EXACT_COUNT = 1000
+INVALID_UUID = ("Invalid UUID format of id, should be xxxxxxxx-xxxx-Mxxx-Nxxx-xxxxxxxxxxxx where M is 1-5 and N is 8, 9, "
+                "a, b, A or B and x is 0-9, a-f or A-F.")
 
 
 def now_iso() -> str:
@@ -39,10 +50,19 @@ def now_iso() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
 
 
+def record_text(schema: str | None) -> sql.Composable:
+    """SQL for a stored record as RMB answers it: the schema's top-level defaults under the stored jsonb."""
+    found = validation.defaults(schema) if schema else {}
+    if not found:
+        return sql.SQL("jsonb::text")
+    return sql.SQL("({}::jsonb || jsonb)::text").format(sql.Literal(json.dumps(found)))
+
+
 def select_page(
-    conn: psycopg.Connection, table: Table, tenant: str, query: str | None, limit: int, offset: int
+    conn: psycopg.Connection, table: Table, tenant: str, query: str | None, limit: int, offset: int,
+    schema: str | None = None,
 ) -> tuple[list[str], int]:
-    """(jsonb texts of one page, totalRecords) for a CQL query."""
+    """(record texts of one page, totalRecords) for a CQL query; `schema` adds its defaults to each record."""
     try:
         q = cql.translate(query, table, tenant)
     except cql.CQLError as exc:
@@ -50,8 +70,8 @@ def select_page(
     order = sql.SQL(" ORDER BY {}").format(q.order_by) if q.order_by is not None else sql.SQL("")
     rows: list[str] = []
     if limit > 0:
-        stmt = sql.SQL("SELECT jsonb::text FROM {t} WHERE {w}{o} LIMIT %s OFFSET %s").format(
-            t=table.ident(tenant), w=q.where, o=order
+        stmt = sql.SQL("SELECT {r} FROM {t} WHERE {w}{o} LIMIT %s OFFSET %s").format(
+            r=record_text(schema), t=table.ident(tenant), w=q.where, o=order
         )
         rows = [r[0] for r in conn.execute(stmt, (*q.params, limit, offset))]
     return rows, total_records(conn, table, tenant, q, bool(query and query.strip()), limit, offset, len(rows))
@@ -109,11 +129,10 @@ def _count_estimate(conn: psycopg.Connection, table: Table, tenant: str, q: cql.
     return max(EXACT_COUNT, estimated)
 
 
-def collection_body(key: str, rows: list[str], total: int) -> bytes:
-    return (
-        f'{{"{key}":[{",".join(rows)}],"totalRecords":{total},'
-        f'"resultInfo":{{"totalRecords":{total},"facets":[],"diagnostics":[]}}}}'
-    ).encode()
+def collection_body(key: str, rows: list[str], total: int, result_info: bool = False) -> bytes:
+    """`{"<key>":[...],"totalRecords":N}`, plus the `resultInfo` RMB's streamed collections end with."""
+    info = f',"resultInfo":{{"totalRecords":{total},"facets":[],"diagnostics":[]}}' if result_info else ""
+    return f'{{"{key}":[{",".join(rows)}],"totalRecords":{total}{info}}}'.encode()
 
 
 def get_record(conn: psycopg.Connection, table: Table, tenant: str, record_id: str, lock: bool = False) -> dict | None:
@@ -142,86 +161,87 @@ def _violation(table: Table, exc: psycopg.Error) -> Unprocessable:
     )
 
 
-def insert_record(conn: psycopg.Connection, table: Table, tenant: str, record: dict, user_id: str | None) -> dict:
-    """Insert one record (id generated when missing, metadata stamped); returns it as stored."""
+UniqueHandler = Callable[[psycopg.errors.UniqueViolation], HttpError]
+
+
+def insert_record(conn: psycopg.Connection, table: Table, tenant: str, record: dict, user_id: str | None,
+                  unique: UniqueHandler | None = None) -> dict:
+    """Insert one record (id generated when missing, metadata stamped); returns it as stored. A unique
+    violation is RMB's 422 unless `unique` answers it the module's way."""
     record_id = record.get("id") or str(uuid.uuid4())
-    if not UUID.match(str(record_id)):
-        raise Unprocessable([{"message": "must match \"^[a-fA-F0-9]{8}-[a-fA-F0-9]{4}-[1-5][a-fA-F0-9]{3}-[89abAB][a-fA-F0-9]{3}-[a-fA-F0-9]{12}$\"",
-                              "type": "1", "code": "javax.validation.constraints.Pattern.message",
-                              "parameters": [{"key": "id", "value": str(record_id)}]}])
+    if not PATRON_UUID.match(str(record_id)):  # RMB's UuidUtil.isUuid: versions 1-5, RFC 4122 variant
+        raise Unprocessable([{"message": INVALID_UUID, "type": "1", "code": "-1",
+                              "parameters": [{"key": f"{table.name}.id", "value": str(record_id)}]}])
     record["id"] = record_id
     if table.metadata:
         now = now_iso()
-        record["metadata"] = {"createdDate": now, "createdByUserId": user_id, "updatedDate": now, "updatedByUserId": user_id}
+        record["metadata"] = {k: v for k, v in {"createdDate": now, "createdByUserId": user_id, "updatedDate": now,
+                                                "updatedByUserId": user_id}.items() if v}
     try:
         with conn.transaction():
             row = conn.execute(
                 sql.SQL("INSERT INTO {} (id, jsonb) VALUES (%s, %s) RETURNING jsonb").format(table.ident(tenant)),
                 (record_id, Jsonb(record)),
             ).fetchone()
-    except (psycopg.errors.UniqueViolation, psycopg.errors.ForeignKeyViolation) as exc:
+    except psycopg.errors.UniqueViolation as exc:
+        raise (unique(exc) if unique else _violation(table, exc)) from None
+    except psycopg.errors.ForeignKeyViolation as exc:
         raise _violation(table, exc) from None
     return row[0]
 
 
-def update_record(conn: psycopg.Connection, table: Table, tenant: str, record_id: str, record: dict, user_id: str | None) -> bool:
-    """Replace one record; False when it does not exist. A stale `_version` raises 409 like RMB."""
+def update_record(conn: psycopg.Connection, table: Table, tenant: str, record_id: str, record: dict, user_id: str | None,
+                  unique: UniqueHandler | None = None) -> bool:
+    """Replace one record; False when it does not exist. A stale `_version` raises 409 like RMB. The
+    metadata keeps the stored creation date and creator (RMB's update trigger takes them from the row)."""
     record["id"] = record_id
+    stamp = sql.SQL("")
+    params: tuple = (Jsonb(record), record_id)
     if table.metadata:
-        old = (record.get("metadata") or {}) if isinstance(record.get("metadata"), dict) else {}
+        record.pop("metadata", None)
+        stamp = sql.SQL(" || jsonb_build_object('metadata', jsonb_strip_nulls(jsonb_build_object("
+                        "'createdDate', coalesce(jsonb->'metadata'->'createdDate', to_jsonb(%s::text)), "
+                        "'createdByUserId', jsonb->'metadata'->'createdByUserId', "
+                        "'updatedDate', %s::text, 'updatedByUserId', %s::text)))")
         now = now_iso()
-        record["metadata"] = {
-            "createdDate": old.get("createdDate", now),
-            "createdByUserId": old.get("createdByUserId", user_id),
-            "updatedDate": now,
-            "updatedByUserId": user_id,
-        }
+        params = (Jsonb(record), now, now, user_id, record_id)
     try:
         with conn.transaction():
             cur = conn.execute(
-                sql.SQL("UPDATE {} SET jsonb = %s WHERE id = %s").format(table.ident(tenant)), (Jsonb(record), record_id)
+                sql.SQL("UPDATE {} SET jsonb = %s::jsonb{} WHERE id = %s").format(table.ident(tenant), stamp), params
             )
     except psycopg.Error as exc:
         if exc.sqlstate == "23F09":  # RMB's optimistic-locking conflict
             raise HttpError(409, exc.diag.message_primary or "Conflict") from None
+        if isinstance(exc, psycopg.errors.UniqueViolation) and unique is not None:
+            raise unique(exc) from None
         if isinstance(exc, (psycopg.errors.UniqueViolation, psycopg.errors.ForeignKeyViolation)):
             raise _violation(table, exc) from None
         raise
     return cur.rowcount == 1
 
 
-def _get_path(record: dict, path: str) -> Any:
-    value: Any = record
-    for part in path.split("."):
-        if not isinstance(value, dict):
-            return None
-        value = value.get(part)
-    return value
-
-
-def require(record: dict, fields: tuple[str, ...]) -> None:
-    """JSON-schema `required` failures in RMB's 422 shape."""
-    missing = [f for f in fields if _get_path(record, f) in (None, "")]
-    if missing:
-        raise Unprocessable(
-            [{"message": "must not be null", "type": "1", "code": "javax.validation.constraints.NotNull.message",
-              "parameters": [{"key": f, "value": "null"}]} for f in missing]
-        )
-
-
 @dataclass(frozen=True)
 class Collection:
-    """An RMB storage endpoint: `path` (+ `/{id}`) over one table."""
+    """An RMB storage endpoint: `path` (+ `/{id}`) over one table, its writes checked against the module's
+    schema `module/table` (validation.py) unless `schema` names another."""
 
     path: str
     table: str
     key: str
     module: str
     permission: str  # prefix, e.g. "users" → users.collection.get, users.item.post, ...
-    required: tuple[str, ...] = ()
     default_limit: int = 10
-    prepare: Callable[[psycopg.Connection, str, dict], None] | None = None  # derive fields before writing
+    prepare: Callable[[psycopg.Connection, str, dict, dict | None], None] | None = None  # (conn, tenant, new, stored)
     writable: bool = True
+    result_info: bool = False  # the module sends resultInfo (PgUtil.streamGet does)
+    schema: str | None = None
+
+    @property
+    def schema_name(self) -> str | None:
+        """The module's schema of the records; a read-only collection may have none (Spring modules)."""
+        name = self.schema or f"{self.module}/{self.table}"
+        return name if self.writable or validation.has_schema(name) else None
 
 
 def _collection_get(c: Collection) -> Callable[[Request], Response]:
@@ -231,26 +251,33 @@ def _collection_get(c: Collection) -> Callable[[Request], Response]:
         limit = req.int_arg("limit", c.default_limit)
         offset = req.int_arg("offset", 0)
         with req.sandbox.pool.connection() as conn:
-            rows, total = select_page(conn, table, req.tenant, req.arg("query"), limit, offset)
-        return raw_json(collection_body(c.key, rows, total))
+            rows, total = select_page(conn, table, req.tenant, req.arg("query"), limit, offset, c.schema_name)
+        return raw_json(collection_body(c.key, rows, total, c.result_info))
 
     return handler
+
+
+def record_by_id(conn: psycopg.Connection, table: Table, tenant: str, record_id: str, schema: str | None) -> str | None:
+    """A record's text as the module answers it (with its schema's defaults), or None."""
+    if not UUID.match(record_id):
+        return None
+    row = conn.execute(
+        sql.SQL("SELECT {} FROM {} WHERE id = %s").format(record_text(schema), table.ident(tenant)), (record_id,)
+    ).fetchone()
+    return row[0] if row else None
 
 
 def _item_get(c: Collection) -> Callable[[Request], Response]:
     table = BY_NAME[c.table]
 
     def handler(req: Request) -> Response:
-        record_id = req.params["id"]
-        if not UUID.match(record_id):
-            raise HttpError(404, "Not found")
+        if not PATRON_UUID.match(req.params["id"]):
+            raise HttpError(404, INVALID_UUID)
         with req.sandbox.pool.connection() as conn:
-            row = conn.execute(
-                sql.SQL("SELECT jsonb::text FROM {} WHERE id = %s").format(table.ident(req.tenant)), (record_id,)
-            ).fetchone()
-        if row is None:
+            text = record_by_id(conn, table, req.tenant, req.params["id"], c.schema_name)
+        if text is None:
             raise HttpError(404, "Not found")
-        return raw_json(row[0])
+        return raw_json(text)
 
     return handler
 
@@ -259,13 +286,12 @@ def _item_post(c: Collection) -> Callable[[Request], Response]:
     table = BY_NAME[c.table]
 
     def handler(req: Request) -> Response:
-        record = req.json()
-        require(record, c.required)
+        record = validation.validate(c.schema_name, req.json())
         with req.sandbox.pool.connection() as conn:
             if c.prepare:
-                c.prepare(conn, req.tenant, record)
+                c.prepare(conn, req.tenant, record, None)
             stored = insert_record(conn, table, req.tenant, record, req.user_id)
-        return Response(201, dumps(stored), JSON, [("Location", f"{c.path}/{stored['id']}")])
+        return Response(201, dumps(stored), JSON, [("Location", stored["id"])])  # RMB's PgUtil.post: the bare id
 
     return handler
 
@@ -277,13 +303,14 @@ def _item_put(c: Collection) -> Callable[[Request], Response]:
         record_id = req.params["id"]
         if not UUID.match(record_id):
             raise HttpError(404, "Not found")
-        record = req.json()
-        require(record, c.required)
-        with req.sandbox.pool.connection() as conn:
-            if c.prepare:
-                c.prepare(conn, req.tenant, record)
-            if not update_record(conn, table, req.tenant, record_id, record, req.user_id):
+        record = validation.validate(c.schema_name, req.json())
+        with req.sandbox.pool.connection() as conn, conn.transaction():
+            stored = get_record(conn, table, req.tenant, record_id, lock=True)
+            if stored is None:
                 raise HttpError(404, "Not found")
+            if c.prepare:
+                c.prepare(conn, req.tenant, record, stored)
+            update_record(conn, table, req.tenant, record_id, record, req.user_id)
         return no_content()
 
     return handler
@@ -306,6 +333,8 @@ def _item_delete(c: Collection) -> Callable[[Request], Response]:
 
 
 def register_collection(router: Router, c: Collection) -> None:
+    if c.writable:
+        validation.schema(c.schema_name or "")  # every write is checked: fail at start-up on a missing schema
     p = c.permission
     router.add("GET", c.path, _collection_get(c), c.module, f"{p}.collection.get")
     router.add("GET", c.path + "/{id}", _item_get(c), c.module, f"{p}.item.get")
@@ -315,43 +344,22 @@ def register_collection(router: Router, c: Collection) -> None:
         router.add("DELETE", c.path + "/{id}", _item_delete(c), c.module, f"{p}.item.delete")
 
 
-def _effective_item_location(conn: psycopg.Connection, tenant: str, item: dict) -> None:
-    """mod-inventory-storage derives item.effectiveLocationId: item temporary > item permanent > holdings."""
-    location = item.get("temporaryLocationId") or item.get("permanentLocationId")
-    if not location and item.get("holdingsRecordId"):
-        holdings = get_record(conn, BY_NAME["holdings_record"], tenant, item["holdingsRecordId"])
-        if holdings:
-            location = holdings.get("temporaryLocationId") or holdings.get("permanentLocationId")
-    if location:
-        item["effectiveLocationId"] = location
-
-
-def _effective_holdings_location(conn: psycopg.Connection, tenant: str, holdings: dict) -> None:
-    location = holdings.get("temporaryLocationId") or holdings.get("permanentLocationId")
-    if location:
-        holdings["effectiveLocationId"] = location
-
-
-INVENTORY = "mod-inventory-storage"
+ORGANIZATIONS = "mod-organizations-storage/organizations"
 COLLECTIONS: tuple[Collection, ...] = (
-    Collection("/users", "users", "users", "mod-users", "users", default_limit=10),
-    Collection("/groups", "groups", "usergroups", "mod-users", "usergroups", ("group",)),
-    Collection("/proxiesfor", "proxyfor", "proxiesFor", "mod-users", "proxiesfor", ("userId", "proxyUserId")),
-    Collection("/addresstypes", "addresstype", "addressTypes", "mod-users", "addresstypes", ("addressType",)),
-    Collection("/service-points", "service_point", "servicepoints", INVENTORY, "inventory-storage.service-points", ("name", "code", "discoveryDisplayName")),
-    Collection("/service-points-users", "service_point_user", "servicePointsUsers", INVENTORY, "inventory-storage.service-points-users", ("userId",)),
-    Collection("/location-units/institutions", "locinstitution", "locinsts", INVENTORY, "inventory-storage.location-units.institutions", ("name",)),
-    Collection("/location-units/campuses", "loccampus", "loccamps", INVENTORY, "inventory-storage.location-units.campuses", ("name", "institutionId")),
-    Collection("/location-units/libraries", "loclibrary", "loclibs", INVENTORY, "inventory-storage.location-units.libraries", ("name", "campusId")),
-    Collection("/locations", "location", "locations", INVENTORY, "inventory-storage.locations", ("name", "code", "institutionId", "campusId", "libraryId", "primaryServicePoint")),
-    Collection("/loan-types", "loan_type", "loantypes", INVENTORY, "inventory-storage.loan-types", ("name",)),
-    Collection("/material-types", "material_type", "mtypes", INVENTORY, "inventory-storage.material-types", ("name",)),
-    Collection("/instance-types", "instance_type", "instanceTypes", INVENTORY, "inventory-storage.instance-types", ("name", "code", "source")),
-    Collection("/holdings-sources", "holdings_records_source", "holdingsRecordsSources", INVENTORY, "inventory-storage.holdings-sources", ("name",)),
-    Collection("/instance-storage/instances", "instance", "instances", INVENTORY, "inventory-storage.instances", ("title", "source", "instanceTypeId")),
-    Collection("/holdings-storage/holdings", "holdings_record", "holdingsRecords", INVENTORY, "inventory-storage.holdings", ("instanceId", "permanentLocationId"), prepare=_effective_holdings_location),
-    Collection("/item-storage/items", "item", "items", INVENTORY, "inventory-storage.items", ("materialTypeId", "permanentLoanTypeId", "holdingsRecordId", "status.name"), prepare=_effective_item_location),
-    Collection("/configurations/entries", "config_data", "configs", "mod-configuration", "configuration.entries", ("module", "configName")),
+    Collection("/groups", "groups", "usergroups", "mod-users", "usergroups"),
+    Collection("/proxiesfor", "proxyfor", "proxiesFor", "mod-users", "proxiesfor"),
+    Collection("/addresstypes", "addresstype", "addressTypes", "mod-users", "addresstypes"),
+    Collection("/configurations/entries", "config_data", "configs", "mod-configuration", "configuration.entries",
+               result_info=True),
+    Collection("/organizations-storage/organizations", "organizations", "organizations", "mod-organizations-storage",
+               "organizations-storage.organizations"),
+    # mod-organizations' business API answers the storage records (filtered by acquisition units, which the
+    # sandbox's records have none of)
+    Collection("/organizations/organizations", "organizations", "organizations", "mod-organizations",
+               "organizations.organizations", schema=ORGANIZATIONS),
+    # mod-entities-links (a Spring module) serves the authority source files, read-only here
+    Collection("/authority-source-files", "authority_source_file", "authoritySourceFiles", "mod-entities-links",
+               "inventory-storage.authority-source-files", writable=False),
 )
 
 

@@ -18,6 +18,8 @@ PATRON_UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[1-5][0-9a-fA-F]{3}-[8
 
 JSON = "application/json"
 TEXT = "text/plain"
+MAX_BODY_BYTES = 10 * 1024 * 1024  # larger bodies get 413 unread; FOLIO's largest (mod-users' documents) are 10 MB
+MAX_JSON_DEPTH = 1000  # Jackson's StreamReadConstraints default nesting depth, which Vert.x and RMB parse with
 
 
 class HttpError(Exception):
@@ -97,17 +99,33 @@ class Request:
         return self.claims.get("user_id") if self.claims else None
 
     def body(self) -> bytes:
+        """The request body, at most MAX_BODY_BYTES (413 above, before more is read)."""
         if self._body is None:
             length = int(self.environ.get("CONTENT_LENGTH") or 0)
-            self._body = self.environ["wsgi.input"].read(length) if length > 0 else b""
+            chunked = "chunked" in (self.environ.get("HTTP_TRANSFER_ENCODING") or "").lower()
+            if length > MAX_BODY_BYTES:
+                raise HttpError(413, f"Request Entity Too Large: the body has {length} bytes, the limit is {MAX_BODY_BYTES}")
+            if length > 0:
+                self._body = self.environ["wsgi.input"].read(length)
+            elif chunked:
+                self._body = self.environ["wsgi.input"].read(MAX_BODY_BYTES + 1)
+                if len(self._body) > MAX_BODY_BYTES:
+                    raise HttpError(413, f"Request Entity Too Large: the body exceeds the limit of {MAX_BODY_BYTES} bytes")
+            else:
+                self._body = b""
         return self._body
 
     def json(self) -> dict:
-        """The JSON object body; RMB answers malformed JSON with 400 text."""
+        """The JSON object body; malformed or too deeply nested JSON is a 400 text, as RMB answers
+        Jackson's failure (mod-circulation answers it with 500: `Failed to decode:` and the same text)."""
         raw = self.body()
+        depth = nesting_depth(raw)
+        if depth > MAX_JSON_DEPTH:
+            raise HttpError(400, f"Document nesting depth ({MAX_JSON_DEPTH + 1}) exceeds the maximum allowed "
+                                 f"({MAX_JSON_DEPTH}, from `StreamReadConstraints.getMaxNestingDepth()`)")
         try:
             value = json.loads(raw) if raw else None
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:
             raise HttpError(400, f"Json content error {exc}") from None
         if not isinstance(value, dict):
             raise HttpError(400, "Json content error: a JSON object is required")
@@ -175,6 +193,40 @@ class Router:
                     return route, m.groupdict(), True
                 path_known = True
         return None, {}, path_known
+
+
+_STRUCTURE = re.compile(rb'[\[\]{}"\\]')
+
+
+def nesting_depth(raw: bytes) -> int:
+    """How deep arrays and objects nest in a JSON text (brackets inside strings not counted); only scanned
+    when the text has enough brackets to nest deeper than MAX_JSON_DEPTH, and only up to that point."""
+    if raw.count(b"[") + raw.count(b"{") <= MAX_JSON_DEPTH:
+        return 0
+    depth = deepest = 0
+    in_string = False
+    escaped_at = -1  # the position a backslash escapes
+    for m in _STRUCTURE.finditer(raw):
+        i = m.start()
+        if i == escaped_at:
+            continue
+        c = raw[i]
+        if in_string:
+            if c == 0x5C:  # backslash
+                escaped_at = i + 1
+            elif c == 0x22:  # quote
+                in_string = False
+        elif c == 0x22:
+            in_string = True
+        elif c in (0x5B, 0x7B):  # [ {
+            depth += 1
+            if depth > deepest:
+                deepest = depth
+                if deepest > MAX_JSON_DEPTH:
+                    return deepest
+        elif c in (0x5D, 0x7D):
+            depth -= 1
+    return deepest
 
 
 def _first_segment(path: str) -> str:

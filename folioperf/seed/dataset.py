@@ -26,6 +26,8 @@ reproducible. Its file has four tables:
     loan_type = "Can circulate"
     instance_type = "text"
     holdings_source = "FOLIO"
+    identifier_type = "ISBN"                       # instances' ISBNs (default ISBN)
+    contributor_name_type = "Personal name"        # instances' authors (default Personal name)
     address_type = "Home"
     loan_policy = "Example Loan Policy"            # seeded loans' policies
     request_policy = "Example Request Policy"
@@ -81,6 +83,8 @@ REFERENCE_TYPES: dict[str, RefType] = {
     "material_types": RefType("material_type", "name"),
     "instance_types": RefType("instance_type", "name"),
     "holdings_sources": RefType("holdings_records_source", "name"),
+    "identifier_types": RefType("identifier_type", "name"),
+    "contributor_name_types": RefType("contributor_name_type", "name"),
     "patron_groups": RefType("groups", "group"),
     "address_types": RefType("addresstype", "addressType"),
     "loan_policies": RefType("loan_policy", "name"),
@@ -98,12 +102,17 @@ RECORD_REFERENCES = {
     "loan_type": "loan_types",
     "instance_type": "instance_types",
     "holdings_source": "holdings_sources",
+    "identifier_type": "identifier_types",
+    "contributor_name_type": "contributor_name_types",
     "address_type": "address_types",
     "loan_policy": "loan_policies",
     "request_policy": "request_policies",
     "overdue_fine_policy": "overdue_fine_policies",
     "lost_item_fee_policy": "lost_item_fee_policies",
 }
+
+# [records] keys a dataset may leave out, and the names they default to
+RECORD_DEFAULTS = {"identifier_type": "ISBN", "contributor_name_type": "Personal name"}
 
 # fields of reference records that hold ids of other reference records: (section, field) → target section
 REFERENCE_LINKS = {
@@ -264,7 +273,7 @@ def load(spec: str) -> Dataset:
         locale=locale,
         prefix=meta["prefix"],
         counts=counts,
-        records=data["records"],
+        records={**RECORD_DEFAULTS, **data["records"]},
         reference=reference,
     )
     _check(dataset)

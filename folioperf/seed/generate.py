@@ -28,9 +28,6 @@ from typing import Callable, Iterator
 
 from folioperf.seed.dataset import Counts, Dataset
 
-# FOLIO reference-data ids that are the same in every tenant loaded with reference data
-PERSONAL_NAME_TYPE = "2b94c631-fca9-4892-a730-03ee529ffe2a"  # contributor name type "Personal name"
-ISBN_TYPE = "8261054f-be78-422d-bd51-4ed9f33c3422"  # identifier type "ISBN"
 EMAIL_CONTACT = "002"  # preferredContactTypeId "Email", as PTF's Users.sql sets
 
 SRS_RECORD_COLUMNS = (
@@ -275,6 +272,8 @@ class Generator:
         ids = self.ids
         instance_id = ids.of("instance")
         type_id = self.ds.used("instance_type")[0]["id"]
+        isbn_type = self.ds.used("identifier_type")[0]["id"]
+        personal_name = self.ds.used("contributor_name_type")[0]["id"]
         for i, b in enumerate(self.books):
             yield encode({
                 "id": instance_id(i),
@@ -283,8 +282,8 @@ class Generator:
                 "source": "MARC",
                 "title": b.title,
                 "indexTitle": b.title[4:] if b.title.startswith("The ") else b.title,
-                "contributors": [{"name": b.author, "contributorNameTypeId": PERSONAL_NAME_TYPE, "primary": True}],
-                "identifiers": [{"identifierTypeId": ISBN_TYPE, "value": b.isbn}],
+                "contributors": [{"name": b.author, "contributorNameTypeId": personal_name, "primary": True}],
+                "identifiers": [{"identifierTypeId": isbn_type, "value": b.isbn}],
                 "publication": [{"publisher": b.publisher, "place": b.place, "dateOfPublication": str(b.year)}],
                 "languages": ["eng"],
                 "instanceTypeId": type_id,
@@ -514,6 +513,7 @@ class Generator:
         encode = self.rmb_encoder("request")
         ids, rng = self.ids, self.rng("requests")
         pickups = self.ds.used("pickup_service_points")
+        isbn_type = self.ds.used("identifier_type")[0]["id"]
         per_holding, per_instance = self.c.items_per_holding, self.c.holdings_per_instance
         for r in range(self.c.open_requests):
             item = r * self.c.loans // self.c.open_requests  # spread over the checked-out items
@@ -537,7 +537,7 @@ class Generator:
                 "position": 1,
                 "fulfillmentPreference": "Hold Shelf",
                 "pickupServicePointId": pickup["id"],
-                "instance": {"title": book.title, "identifiers": [{"identifierTypeId": ISBN_TYPE, "value": book.isbn}]},
+                "instance": {"title": book.title, "identifiers": [{"identifierTypeId": isbn_type, "value": book.isbn}]},
                 "item": {"barcode": ids.item_barcode(item)},
                 "requester": {"barcode": ids.user_barcode(requester), "firstName": person.first, "lastName": person.last,
                               **({"middleName": person.middle} if person.middle else {})},

@@ -11,11 +11,11 @@ from typing import Iterator
 
 import requests
 
-# sandbox reference data ids (folioperf/sandbox/reference_data.json)
+# reference data ids (FOLIO's default reference records and the sandbox's own tenant data)
 BOOK = "1a54b431-2e4f-452d-9cae-9cee66c9a892"
-DVD = "f0a547e9-3638-5239-abbd-db58c950649e"
+DVD = "5ee11d91-f7e8-481d-b079-65d708582ccc"
 CAN_CIRCULATE = "2b94c631-fca9-4892-a730-03ee529ffe27"
-READING_ROOM = "152e817a-cca5-5f8c-ba6e-69c11b578273"
+READING_ROOM = "2e48e713-17f3-4c13-a9f8-23845bb210a4"
 MAIN_LIBRARY = "fcd64ce1-6995-48f0-840e-89ffa2288371"  # served by Circ Desk 1
 ANNEX = "5ff91cc9-17c2-55e0-8a0e-abc6b7ecd8f5"  # served by Circ Desk 2
 CIRC_DESK_1 = "3a40852d-49fd-4df2-a1f9-6e2641a6e91f"
@@ -24,6 +24,8 @@ ONLINE_SP = "067591ae-bb8d-5d39-9484-0256cdf16592"  # not a pickup location
 UNDERGRAD = "bdc2b6d4-5ceb-4a12-ab46-249b9a68473e"
 FACULTY = "503a81cd-6c26-400f-b620-14c08943697c"
 TEXT_TYPE = "6312d172-f0cf-40f6-b27d-9fa8feaf332f"
+PERSONAL_NAME = "2b94c631-fca9-4892-a730-03ee529ffe2a"  # contributor name type
+FOLIO_SOURCE = "f32d531e-df79-46b3-8932-cdd35f7a2264"  # holdings source "FOLIO"
 EXAMPLE_LOAN_POLICY = "340e491a-f3e3-55bd-b3f0-7d9e813aefa2"
 EXAMPLE_REQUEST_POLICY = "0218a5be-a651-5730-8640-0b85c8ad66e5"
 NOTICE_POLICY = "2609a725-879b-5968-ab91-92f566c92061"
@@ -60,10 +62,20 @@ class Api:
     def put(self, path: str, body: dict) -> requests.Response:
         return requests.put(self.url + path, json=body, headers=self.headers, timeout=30)
 
+    def delete(self, path: str) -> requests.Response:
+        return requests.delete(self.url + path, headers=self.headers, timeout=30)
+
     def created(self, path: str, body: dict) -> dict:
         r = self.post(path, body)
         assert r.status_code == 201, f"{path}: {r.status_code} {r.text}"
         return r.json()
+
+    @staticmethod
+    def user_body(**extra) -> dict:
+        """A new user's body for POST /users: unique username and barcode, an undergraduate patron."""
+        barcode = unique("u")
+        return {"username": "user" + barcode, "barcode": barcode, "active": True, "patronGroup": UNDERGRAD,
+                "personal": {"lastName": "Tester", "firstName": "Val"}, **extra}
 
     def user(self, *, active: bool = True, group: str = UNDERGRAD, first: str = "Jo", last: str | None = None, **extra) -> dict:
         barcode = unique("u")
@@ -74,11 +86,12 @@ class Api:
     def instance(self, title: str | None = None) -> dict:
         return self.created("/instance-storage/instances", {"title": title or unique("Title "), "source": "FOLIO",
                                                            "instanceTypeId": TEXT_TYPE,
-                                                           "contributors": [{"name": "Author, An", "primary": True}]})
+                                                           "contributors": [{"name": "Author, An", "primary": True,
+                                                                             "contributorNameTypeId": PERSONAL_NAME}]})
 
     def holdings(self, instance_id: str, location: str = MAIN_LIBRARY) -> dict:
         return self.created("/holdings-storage/holdings", {"instanceId": instance_id, "permanentLocationId": location,
-                                                          "callNumber": "QA76 .T4"})
+                                                          "sourceId": FOLIO_SOURCE, "callNumber": "QA76 .T4"})
 
     def item(self, *, status: str = "Available", location: str = MAIN_LIBRARY, material: str = BOOK,
              loan_type: str = CAN_CIRCULATE, holdings_id: str | None = None) -> dict:

@@ -238,6 +238,16 @@ def test_foreign_key_fields(conn):
 # --- comparisons and sorting ------------------------------------------------------------------------
 
 
+def test_id_comparisons_page_in_uuid_order(conn):
+    """folioclient pages by `id>"<last id>" sortby id`: uuid comparisons, served by the primary key."""
+    after = rows(conn, "users", f'id>"{U_SMITH}" sortby id', ordered=True)
+    assert after == ["123", "50%off", "a_c", "50xoff"]
+    assert rows(conn, "users", f'id>"{U_SMITH.upper()}" and cql.allRecords=1 sortBy id', ordered=True) == after
+    assert rows(conn, "users", f"id<={U_MULLER}") == ["abc"]
+    q = translate(f'id>"{U_SMITH}"', schema.BY_NAME["users"], TENANT)
+    assert q.where.as_string(None) == "id > %s::uuid"
+
+
 def test_numeric_comparisons(conn):
     assert rows(conn, "request", "position>2") == [3, 10]  # numeric, not text ("10" < "2")
     assert rows(conn, "request", "position<=2") == [1, 2]
@@ -402,6 +412,7 @@ def test_ptf_queries(conn, table, cql, expected):
         ("a==b sortby b;drop", "invalid sort index 'b;drop'"),
         ("(" * 60 + "a==b" + ")" * 60, "nested more than"),
         ("a==/+ b", "invalid modifier '+'"),
+        ('barcode=="a\x00b"', 'invalid byte sequence for encoding "UTF8": 0x00'),
     ],
 )
 def test_invalid_cql(cql, message):

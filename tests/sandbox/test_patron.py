@@ -47,7 +47,7 @@ def test_item_hold_takes_the_first_request_type_the_item_allows(folio_sandbox, a
                  {"requestDate": _hold_date(), "pickupLocationId": CIRC_DESK_1, "expirationDate": "2099-01-01T00:00:00.000+0000"})
     assert r.status_code == 201, r.text
     assert api.get(f"/circulation/requests/{r.json()['requestId']}").json()["requestType"] == "Page"
-    assert r.json()["expirationDate"] == "2099-01-01T00:00:00.000+0000"
+    assert r.json()["expirationDate"] == "2099-01-01T00:00:00.000+00:00"  # a java.util.Date, as RMB writes it
     _, lent = _instance_with_item(api)
     api.check_out(lent, api.user())
     r = api.post(f"/patron/account/{api.user()['id']}/item/{lent['id']}/hold", {"requestDate": _hold_date(), "pickupLocationId": CIRC_DESK_1})
@@ -93,7 +93,8 @@ def test_account(folio_sandbox, admin_token):
     instance, _ = _instance_with_item(api)
     api.post(f"/patron/account/{user['id']}/instance/{instance['id']}/hold", {"requestDate": _hold_date(), "pickupLocationId": CIRC_DESK_1})
     api.created("/accounts", {"userId": user["id"], "amount": 2.5, "remaining": 2.5, "status": {"name": "Open"},
-                              "paymentStatus": {"name": "Outstanding"}, "feeFineType": "Lost item fee", "itemId": lent[0]["id"]})
+                              "paymentStatus": {"name": "Outstanding"}, "feeFineType": "Lost item fee", "itemId": lent[0]["id"],
+                              "feeFineId": str(uuid.uuid4()), "ownerId": str(uuid.uuid4())})
     everything = api.get(f"/patron/account/{user['id']}", includeLoans="true", includeCharges="true", includeHolds="true",
                          sortBy="sort.ascending", offset=0, limit=100).json()
     assert (everything["totalLoans"], everything["totalHolds"], everything["totalChargesCount"]) == (2, 1, 1)

@@ -313,12 +313,14 @@ def test_concurrent_holds_get_distinct_positions(two_process_sandbox):
 def test_request_storage_bypasses_the_rules(folio_sandbox, admin_token):
     api = _api(folio_sandbox, admin_token)
     item = api.item()  # Available: a Hold would be refused by mod-circulation
-    r = api.post("/request-storage/requests", {"requestType": "Hold", "requestDate": ptf_time(), "requesterId": api.user()["id"],
-                                               "itemId": item["id"], "fulfilmentPreference": "Hold Shelf", "status": "Open - Not yet filled",
-                                               "position": 1, "pickupServicePointId": CIRC_DESK_1})
-    assert r.status_code == 201
+    instance_id = api.get(f"/holdings-storage/holdings/{item['holdingsRecordId']}").json()["instanceId"]
+    body = {"requestType": "Hold", "requestLevel": "Item", "requestDate": ptf_time(), "requesterId": api.user()["id"],
+            "itemId": item["id"], "instanceId": instance_id, "fulfillmentPreference": "Hold Shelf",
+            "status": "Open - Not yet filled", "position": 1, "pickupServicePointId": CIRC_DESK_1}
+    r = api.post("/request-storage/requests", body)
+    assert r.status_code == 201, r.text
     found = api.get("/circulation/requests", query=f"itemId=={item['id']}").json()
-    assert found["totalRecords"] == 1 and found["requests"][0]["fulfilmentPreference"] == "Hold Shelf"
+    assert found["totalRecords"] == 1 and found["requests"][0]["fulfillmentPreference"] == "Hold Shelf"
     assert api.item_status(item["id"]) == "Available"
 
 

@@ -83,7 +83,7 @@ def test_put_rules_then_loan_policy_lookup(folio_sandbox, admin_token):
     api = Api.of(folio_sandbox, admin_token)
     original = api.get("/circulation/rules").json()["rulesAsText"]
     assert original.startswith("priority: t, s, c, b, a, m, g")
-    policy = api.created("/loan-policy-storage/loan-policies", {"name": "Rules test DVD policy", "loanable": True,
+    policy = api.created("/loan-policy-storage/loan-policies", {"name": "Rules test DVD policy", "loanable": True, "renewable": False,
                                                                "loansPolicy": {"profileId": "Rolling", "period": {"duration": 1, "intervalId": "Days"}}})
     params = {"item_type_id": DVD, "loan_type_id": CAN_CIRCULATE, "patron_type_id": UNDERGRAD, "location_id": MAIN_LIBRARY}
     try:

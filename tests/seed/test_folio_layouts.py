@@ -105,6 +105,25 @@ def test_reference_records_are_found_by_name_or_added(scratch_db):
     assert locations == at_checkout == [(moved,)]
 
 
+def test_instances_refer_to_the_tenants_identifier_and_contributor_name_types(scratch_db):
+    """ISBN and Personal name are reference records like any other: found by name under another id, or added."""
+    dsn = scratch_db()
+    isbn = str(uuid.uuid4())
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("UPDATE diku_mod_inventory_storage.identifier_type SET id = %s WHERE jsonb->>'name' = 'ISBN'", (isbn,))
+        conn.execute("DELETE FROM diku_mod_inventory_storage.contributor_name_type WHERE jsonb->>'name' = 'Personal name'")
+    code, out, err = run("seed", "rih", "--db", dsn, "--scale", "0.005")
+    assert code == 0, err
+    assert "contributor_name_types 'Personal name'" in out and f"identifier_types 'ISBN' (id {isbn})" in out
+    with psycopg.connect(dsn) as conn:
+        used = conn.execute(
+            "SELECT DISTINCT i->>'identifierTypeId', c->>'contributorNameTypeId' FROM diku_mod_inventory_storage.instance, "
+            "jsonb_array_elements(jsonb->'identifiers') i, jsonb_array_elements(jsonb->'contributors') c").fetchall()
+        personal = conn.execute("SELECT id::text FROM diku_mod_inventory_storage.contributor_name_type "
+                                "WHERE jsonb->>'name' = 'Personal name'").fetchall()
+    assert used == [(isbn, personal[0][0])]
+
+
 def test_circulation_rules_that_do_not_use_the_policy_are_reported_not_changed(scratch_db):
     dsn = scratch_db()
     rules = "priority: t, s, c, b, a, m, g\nfallback-policy: l 43198de5-f56a-4a53-a0bd-5a324418967a r 0218a5be-a651-5730-8640-0b85c8ad66e5\n"

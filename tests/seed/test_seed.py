@@ -73,6 +73,11 @@ def test_cico_holds_and_rih_are_visible_through_the_api(target, seeded):
     assert fields["001"] == hrid and fields["999"]["subfields"][0] == {"i": instance["id"]}
     holdings = target.get("/holdings-storage/holdings", query=f"instanceId=={instance['id']}", limit=1000)
     assert holdings["totalRecords"] == 2
+    # the instance's identifiers and contributors refer to the tenant's reference records
+    identifier_types = {t["id"]: t["name"] for t in target.get("/identifier-types", limit=100)["identifierTypes"]}
+    name_types = {t["id"]: t["name"] for t in target.get("/contributor-name-types", limit=100)["contributorNameTypes"]}
+    assert [identifier_types[i["identifierTypeId"]] for i in instance["identifiers"]] == ["ISBN"]
+    assert [name_types[c["contributorNameTypeId"]] for c in instance["contributors"]] == ["Personal name"]
 
 
 def test_seeding_again_adds_nothing_and_replace_starts_afresh(scratch_db):

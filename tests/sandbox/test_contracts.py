@@ -1,0 +1,193 @@
+"""Contract tests: the responses and error bodies of every endpoint the built-in workflows and folioclient
+use, checked field by field against FOLIO's published JSON schemas (transcribed in contracts.py, with the
+module repository and file of each)."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from datetime import datetime, timedelta, timezone
+
+import pytest
+import requests
+
+from tests.sandbox import contracts as c
+from tests.sandbox.inventory_data import CIRC_DESK_1, Api
+
+
+def conforms(body: dict, shape: c.Shape) -> None:
+    found = c.problems(body, shape)
+    assert not found, "\n".join(found[:20])
+
+
+@pytest.fixture(scope="module")
+def lent(api: Api) -> dict:
+    """A user with an item checked out and a hold on another checked-out item: data for the circulation reads."""
+    user, item = api.user(), api.item()
+    assert api.check_out(item, user).status_code == 201
+    other, holder = api.item(), api.user()
+    assert api.check_out(other, api.user()).status_code == 201
+    assert api.request(other, holder, "Hold").status_code == 201
+    return {"user": user, "item": item, "held": other, "holder": holder}
+
+
+# -- what the check-in/check-out workflow reads ----------------------------------------------------------------
+def test_check_out_page(api, lent):
+    user = lent["user"]
+    conforms(api.get("/configurations/entries", query="(module==CHECKOUT and configName==other_settings)").json(),
+             c.CONFIG_COLLECTION)
+    conforms(api.get("/groups").json(), c.GROUP_COLLECTION)
+    conforms(api.get("/users", query=f'(barcode=="{user["barcode"]}")').json(), c.USER_COLLECTION)
+    conforms(api.get("/accounts", query=f"(userId=={user['id']} and status.name<>Closed)", limit=100).json(), c.ACCOUNT_COLLECTION)
+    conforms(api.get("/circulation/loans", query=f"(userId=={user['id']} and status.name<>Closed)", limit=1).json(),
+             c.LOAN_COLLECTION)
+    conforms(api.get("/circulation/requests", query=f"(requesterId=={lent['holder']['id']})", limit=100).json(),
+             c.REQUEST_COLLECTION)
+    conforms(api.get("/proxiesfor", query=f"query=(userId=={user['id']})", limit=80).json(), c.PROXY_COLLECTION)
+    conforms(api.get(f"/note-links/domain/users/type/user/id/{user['id']}", limit=10000, order="desc", status="assigned").json(),
+             c.NOTE_LINKS)
+    conforms(api.get("/manualblocks", query=f"userId=={user['id']}").json(), c.MANUAL_BLOCK_COLLECTION)
+    conforms(api.get(f"/automated-patron-blocks/{user['id']}", limit=100).json(), c.AUTOMATED_BLOCKS)
+    conforms(api.get("/inventory/items", query=f'barcode=="{lent["item"]["barcode"]}"', limit=40).json(),
+             c.INVENTORY_ITEM_COLLECTION)
+
+
+def test_check_out_and_check_in_responses(api):
+    item, user = api.item(), api.user()
+    out = api.check_out(item, user)
+    assert out.status_code == 201
+    conforms(out.json(), c.LOAN)
+    back = api.check_in(item)
+    assert back.status_code == 200
+    conforms(back.json(), c.CHECK_IN_RESPONSE)
+    conforms(api.get("/staff-slips-storage/staff-slips", limit=1000).json(), c.STAFF_SLIP_COLLECTION)
+    conforms(api.get("/service-points", limit=1000).json(), c.SERVICE_POINT_COLLECTION)
+    loan = back.json()["loan"]
+    conforms(api.get("/lost-item-fees-policies", query=f"id=={loan['lostItemPolicyId']}").json(),
+             c.LOST_ITEM_FEE_POLICY_COLLECTION)
+
+
+def test_mod_inventory_items_send_objects_not_ids(api, lent):
+    """mod-inventory's item representation: reference objects, never the storage ids (item.json forbids them)."""
+    found = api.get("/inventory/items", query=f'barcode=="{lent["item"]["barcode"]}"').json()
+    one = api.get(f"/inventory/items/{lent['item']['id']}").json()
+    for item in (found["items"][0], one):
+        conforms(item, c.INVENTORY_ITEM)
+        for never in ("materialTypeId", "permanentLoanTypeId", "effectiveLocationId", "instanceId", "permanentLocationId"):
+            assert never not in item
+        assert item["materialType"]["name"] and item["permanentLoanType"]["name"] and item["effectiveLocation"]["name"]
+        for always in ("formerIds", "statisticalCodeIds", "administrativeNotes", "notes", "circulationNotes", "yearCaption",
+                       "contributorNames", "tags", "isBoundWith", "discoverySuppress", "order", "purchaseOrderLineIdentifier"):
+            assert always in item, always
+        assert item["_version"] == "1" or item["_version"].isdigit()
+    assert "resultInfo" not in found
+    missing = api.get(f"/inventory/items/{uuid.uuid4()}")
+    assert (missing.status_code, missing.text) == (404, "Not Found")
+
+
+def test_mod_inventory_instances(api, lent):
+    item = api.get(f"/item-storage/items/{lent['item']['id']}").json()
+    instance_id = api.get(f"/holdings-storage/holdings/{item['holdingsRecordId']}").json()["instanceId"]
+    found = api.get("/inventory/instances", query=f"id=={instance_id}").json()
+    conforms(found, c.INVENTORY_INSTANCE_COLLECTION)
+    assert "resultInfo" not in found
+    one = api.get(f"/inventory/instances/{instance_id}").json()
+    conforms(one, c.INVENTORY_INSTANCE)
+    assert one["precedingTitles"] == [] and one["isBoundWith"] is False and one["tags"] == {"tagList": []}
+
+
+def test_storage_records(api, lent):
+    item = lent["item"]
+    conforms(api.get("/item-storage/items", query=f"id=={item['id']}").json(), c.ITEM_STORAGE_COLLECTION)
+    conforms(api.get("/holdings-storage/holdings", query=f"id=={item['holdingsRecordId']}", limit=1000).json(),
+             c.HOLDINGS_COLLECTION)
+    conforms(api.get("/locations", query="cql.allRecords=1", limit=1000).json(), c.LOCATION_COLLECTION)
+
+
+# -- renewal, holds, RIH -------------------------------------------------------------------------------------
+def test_renewal(api, lent):
+    user = api.get(f"/users/{lent['user']['id']}", limit=30).json()
+    conforms(user, c.USER)
+    loans = api.get("/circulation/loans", query=f"(userId={user['id']}) sortby id", limit=100000).json()
+    conforms(loans, c.LOAN_COLLECTION)
+    renewed = api.renew(lent["item"], user)
+    assert renewed.status_code == 200
+    conforms(renewed.json(), c.LOAN)
+
+
+def test_holds(api):
+    soon = datetime.now(timezone.utc)
+    stamp = soon.strftime("%Y-%m-%dT%H:%M:%S.000+0000")
+    item = api.item()
+    instance_id = api.get(f"/holdings-storage/holdings/{item['holdingsRecordId']}").json()["instanceId"]
+    hold = api.post(f"/patron/account/{api.user()['id']}/instance/{instance_id}/hold",
+                    {"item": {"instanceId": instance_id}, "requestDate": stamp, "pickupLocationId": CIRC_DESK_1})
+    assert hold.status_code == 201
+    conforms(hold.json(), c.HOLD)
+    other = api.item()
+    other_instance = api.get(f"/holdings-storage/holdings/{other['holdingsRecordId']}").json()["instanceId"]
+    by_instance = api.post("/circulation/requests/instances", {
+        "requestDate": stamp, "requesterId": api.user()["id"], "instanceId": other_instance,
+        "requestExpirationDate": (soon + timedelta(days=365)).strftime("%Y-%m-%dT%H:%M:%S.000+0000"),
+        "pickupServicePointId": CIRC_DESK_1})
+    assert by_instance.status_code == 201
+    conforms(by_instance.json(), c.REQUEST)
+    page = api.request(api.item(), api.user(), "Page")
+    assert page.status_code == 201
+    conforms(page.json(), c.REQUEST)
+
+
+def test_retrieving_instances_and_holdings(api, lent):
+    conforms(api.get("/source-storage/source-records", instanceHrid="none", limit=1000).json(), c.SOURCE_RECORDS)
+    item = lent["item"]
+    instance_id = api.get(f"/holdings-storage/holdings/{item['holdingsRecordId']}").json()["instanceId"]
+    conforms(api.get("/holdings-storage/holdings", query=f"instanceId=={instance_id}", limit=1000).json(), c.HOLDINGS_COLLECTION)
+
+
+# -- what folioclient reads ----------------------------------------------------------------------------------
+@pytest.mark.parametrize("path, key, record, source", c.VOCABULARIES, ids=[v[0] for v in c.VOCABULARIES])
+def test_vocabularies(api, path, key, record, source):
+    body = api.get(path, query="cql.allRecords=1", limit=1000).json()
+    conforms(body, c.collection(c.INV + source, key, record))
+    conforms(api.get(f"{path}/{body[key][0]['id']}").json(), record)
+
+
+def test_organizations_authority_files_calendars(api):
+    for path in ("/organizations-storage/organizations", "/organizations/organizations"):
+        conforms(api.get(path, limit=1000).json(), c.ORGANIZATION_COLLECTION)
+    conforms(api.get("/authority-source-files", limit=1000).json(), c.AUTHORITY_SOURCE_FILE_COLLECTION)
+    conforms(api.get("/calendar/calendars").json(), c.CALENDAR_COLLECTION)
+    missing = api.get(f"/calendar/calendars/{uuid.uuid4()}")
+    assert missing.status_code == 404
+    conforms(missing.json(), c.CALENDAR_ERRORS)
+
+
+def test_users_permissions_composite_user(api, folio_sandbox):
+    conforms(api.get("/perms/users", limit=10).json(), c.PERMISSION_USER_COLLECTION)
+    conforms(api.get(f"/bl-users/by-username/{folio_sandbox.username}").json(), c.COMPOSITE_USER)
+    conforms(api.get("/bl-users/_self").json(), c.COMPOSITE_USER)
+
+
+# -- error bodies --------------------------------------------------------------------------------------------
+def test_rmb_error_bodies(api):
+    for response in (api.post("/users", Api.user_body(bogusField=1)),           # Unrecognized field
+                     api.post("/groups", {"desc": "no name"}),                   # bean validation
+                     api.post("/users", Api.user_body(username=api.user()["username"])),  # mod-users' duplicate
+                     api.post("/holdings-sources", {"name": "FOLIO"})):          # RMB's unique violation
+        assert response.status_code == 422
+        assert response.headers["Content-Type"].startswith("application/json")
+        conforms(response.json(), c.ERRORS)
+
+
+def test_mod_circulation_error_bodies(api):
+    r = api.post("/circulation/check-out-by-barcode", {"itemBarcode": "nope", "userBarcode": "nope", "servicePointId": CIRC_DESK_1})
+    assert r.status_code == 422
+    conforms(json.loads(r.text), c.CIRCULATION_ERRORS)
+    assert "No item with barcode nope could be found" in [e["message"] for e in r.json()["errors"]]
+
+
+def test_text_errors_are_text(api):
+    for response in (api.get("/users", query="(("), api.post("/users", Api.user_body(active="nope")),
+                     requests.get(api.url + "/users/not-a-uuid", headers=api.headers, timeout=30)):
+        assert response.status_code in (400, 404)
+        assert response.headers["Content-Type"].startswith("text/plain")
