@@ -270,15 +270,17 @@ def test_entitled_applications_list_the_releases_modules(eureka, token):
                      headers={"X-Okapi-Token": token})  # a manager's route needs no tenant header
     assert r.status_code == 200
     body = r.json()
-    assert [a["id"] for a in body["applicationDescriptors"]] == ["app-platform-complete-2.5.10", "app-platform-minimal-2.0.52"]
-    assert body["totalRecords"] == 2
-    minimal = body["applicationDescriptors"][1]["modules"]
+    # the applications whose modules the sandbox serves (organizations: app-acquisitions)
+    assert [a["id"] for a in body["applicationDescriptors"]] == [
+        "app-acquisitions-1.0.29", "app-platform-complete-2.5.10", "app-platform-minimal-2.0.52"]
+    assert body["totalRecords"] == 3
+    minimal = body["applicationDescriptors"][2]["modules"]
     assert {"id": "mod-login-keycloak-3.0.4", "name": "mod-login-keycloak", "version": "3.0.4"} in minimal
     ids = [m["id"] for m in minimal]
     assert ids.index("mod-users-keycloak-3.0.13") < ids.index("mod-users-bl-7.10.4") < ids.index("mod-users-19.5.4")  # descriptor order
-    paged = requests.get(f"{eureka.url}/entitlements/{eureka.tenant}/applications", params={"limit": 1, "offset": 1},
+    paged = requests.get(f"{eureka.url}/entitlements/{eureka.tenant}/applications", params={"limit": 1, "offset": 2},
                          headers={"X-Okapi-Token": token}).json()
-    assert [a["id"] for a in paged["applicationDescriptors"]] == ["app-platform-minimal-2.0.52"] and paged["totalRecords"] == 2
+    assert [a["id"] for a in paged["applicationDescriptors"]] == ["app-platform-minimal-2.0.52"] and paged["totalRecords"] == 3
 
 
 def test_entitlements_need_a_token_and_a_known_tenant(eureka, token):
