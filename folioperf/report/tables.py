@@ -9,7 +9,7 @@ from datetime import datetime
 
 from folioperf.report.document import Cell, Chart, Document, Section, Series, Table
 from folioperf.report.runs import SCHEDULED, TRANSACTION, Group, flags_of, group_runs, kind_of
-from folioperf.results import Results
+from folioperf.results import Results, RunInfo
 
 UNITS = ("s", "ms")
 DEFAULT_SLOW_MS = 100.0
@@ -37,6 +37,11 @@ def fmt_time(ms: float | None, unit: str) -> str:
     return f"{ms:,.0f}" if ms >= 100 else f"{ms:.1f}"
 
 
+def plural(n: int, noun: str) -> str:
+    """"1 user", "5 users"."""
+    return f"{n:,} {noun}" + ("" if n == 1 else "s")
+
+
 def unit_name(unit: str) -> str:
     return "seconds" if unit == "s" else "ms"
 
@@ -47,6 +52,21 @@ def fmt_duration(seconds: float) -> str:
     m, s = divmod(rest, 60)
     parts = [f"{h} h" if h else "", f"{m} min" if m else "", f"{s} s" if s and not h else ""]
     return " ".join(p for p in parts if p) or "0 s"
+
+
+def fmt_run_length(runs: list[RunInfo]) -> str:
+    """What ran: the test duration asked for ("20 s", "20 s each") and, when the runs took a second or more
+    longer from start to the last user's stop, that wall time too; runs without a set duration (stopped
+    by hand) by their wall time alone."""
+    asked = sorted({r.duration_s for r in runs if r.duration_s})
+    walls = sorted(r.elapsed_s for r in runs)
+    wall = " – ".join(dict.fromkeys((fmt_duration(walls[0]), fmt_duration(walls[-1]))))
+    if not asked:
+        return wall
+    text = " / ".join(fmt_duration(a) for a in asked) + (" each" if len(runs) > 1 and len(asked) == 1 else "")
+    if any(r.duration_s is None or round(r.elapsed_s) > round(r.duration_s) for r in runs):
+        text += f" ({wall} wall time, until every user stopped)"
+    return text
 
 
 def fmt_bytes(n: float) -> str:
