@@ -5,8 +5,9 @@ per-window chart data and the database section."""
 from __future__ import annotations
 
 from collections import defaultdict
-from datetime import datetime
+from datetime import datetime, timedelta
 
+from folioperf.metrics import WINDOW_S
 from folioperf.report.document import Cell, Chart, Document, Section, Series, Table
 from folioperf.report.runs import SCHEDULED, TRANSACTION, Group, flags_of, group_runs, kind_of
 from folioperf.results import Results, RunInfo
@@ -355,11 +356,10 @@ def response_time_chart(run: Results, label: str, unit: str) -> Chart | None:
               [w for w in run.timeseries if kind_of(w.type) == "API" and w.avg is not None]
     if not windows:
         return None
-    start = run.run.start
     scale = 1000.0 if unit == "s" else 1.0
     series = []
     for name in sorted({w.name for w in windows}):
-        points = _coarsen([w for w in windows if w.name == name], start)
+        points = _coarsen([w for w in windows if w.name == name], run.run)
         xs = [p[0] for p in points]
         series.append(Series(f"{name} average", xs, [p[1] / scale for p in points], key=name))
         series.append(Series(f"{name} 95th", xs, [p[2] / scale for p in points], dashed=True, key=name))
@@ -370,10 +370,9 @@ def throughput_chart(run: Results, label: str) -> Chart | None:
     windows = [w for w in run.timeseries if w.type == TRANSACTION and w.avg is not None]
     if not windows:
         return None
-    start = run.run.start
     series = []
     for name in sorted({w.name for w in windows}):
-        points = _coarsen([w for w in windows if w.name == name], start)
+        points = _coarsen([w for w in windows if w.name == name], run.run)
         series.append(Series(name, [p[0] for p in points], [p[3] for p in points]))
     return Chart(f"Transactions per second — {label}", "minutes since start", "per second", series)
 
@@ -401,19 +400,25 @@ def _scaled(ms: float | None, scale: float) -> float:
     return float("nan") if ms is None else ms / scale
 
 
-def _coarsen(windows: list, start: datetime) -> list[tuple[float, float, float, float]]:
+def _coarsen(windows: list, run: RunInfo) -> list[tuple[float, float, float, float]]:
     """(minute, average, 95th, per second) points, windows merged so a chart has at most
-    MAX_CHART_POINTS; a merged point's 95th is the count-weighted mean of its windows' 95th."""
+    MAX_CHART_POINTS; a merged point's 95th is the count-weighted mean of its windows' 95th.
+
+    Windows are aligned to the wall clock (so workers' and runs' windows merge), the test is not: a point
+    stands at the start of the part of its windows inside the test, minute 0 being the test's start, and
+    its rate is over that part only (the first and last windows are partly outside the test)."""
     windows = sorted(windows, key=lambda w: w.start)
     step = max(1, -(-len(windows) // MAX_CHART_POINTS))
+    window = timedelta(seconds=WINDOW_S)
     points = []
     for i in range(0, len(windows), step):
         chunk = windows[i: i + step]
         count = sum(w.count for w in chunk)
-        t = (chunk[0].start - start).total_seconds() / 60
-        span = max(10.0, (chunk[-1].start - chunk[0].start).total_seconds() + 10.0)
+        first = max(chunk[0].start, run.start)
+        last = min(chunk[-1].start + window, max(run.end, first + timedelta(seconds=1)))
+        span = max(1.0, (last - first).total_seconds())
         if count:
-            points.append((t, sum(w.avg * w.count for w in chunk) / count,
+            points.append(((first - run.start).total_seconds() / 60, sum(w.avg * w.count for w in chunk) / count,
                            sum((w.p95 or w.avg) * w.count for w in chunk) / count, count / span))
     return points
 
