@@ -65,7 +65,7 @@ def fmt_run_length(runs: list[RunInfo]) -> str:
     if not asked:
         return wall
     text = " / ".join(fmt_duration(a) for a in asked) + (" each" if len(runs) > 1 and len(asked) == 1 else "")
-    if any(r.duration_s is None or round(r.elapsed_s) > round(r.duration_s) for r in runs):
+    if any(not r.duration_s or _longer(r) for r in runs):
         text += f" ({wall} wall time, until every user stopped)"
     return text
 
@@ -158,8 +158,7 @@ def header_facts(groups: list[Group]) -> list[tuple[str, str]]:
     facts.append(("Modules", ", ".join(modules) if modules else "not reported by the target"))
     facts.append(("Date", _span(min(r.start for r in runs), max(r.end for r in runs))))
     facts.append(("Users", ", ".join(str(u) for u in sorted({g.users for g in groups}))))
-    durations = sorted({fmt_duration(r.duration_s or r.elapsed_s) for r in runs})
-    facts.append(("Duration", " / ".join(durations) + (" each" if len(runs) > 1 and len(durations) == 1 else "")))
+    facts.append(("Duration", fmt_run_length(runs)))
     if first.ramp_up_s:
         facts.append(("Ramp-up", fmt_duration(first.ramp_up_s)))
     rates = sorted({r.rate for r in runs if r.rate})
@@ -170,7 +169,7 @@ def header_facts(groups: list[Group]) -> list[tuple[str, str]]:
         facts.append(("Options", ", ".join(f"{k}={v}" for k, v in sorted(shared.items())) or "vary by run"))
     workers = sorted({r.workers for r in runs})
     peak = max((r.peak_cpu_percent or 0.0 for r in runs), default=0.0)
-    facts.append(("Load generator", ", ".join("local" if w == 0 else f"{w} workers" for w in workers)
+    facts.append(("Load generator", ", ".join("local" if w == 0 else plural(w, "worker") for w in workers)
                   + (f", peak CPU {peak:.0f} %" if peak else "")))
     facts.append(("Versions", ", ".join(f"{k} {first.versions[k]}" for k in ("folioperf", "locust", "python")
                                         if first.versions.get(k))))
@@ -195,18 +194,33 @@ def flag_warnings(groups: list[Group]) -> list[str]:
 
 
 def runs_table(groups: list[Group]) -> Table:
-    table = Table("Test runs", ["Test", "Users", "Duration", "Start (UTC)", "Load generator", "Requests",
-                                "Flags", "Results"])
+    table = Table("Test runs", ["Test", "Users", "Duration", "Start (UTC)", "Load generator", "Requests", "Flags",
+                                "Results"])
     n = 0
     for group in groups:
         for run in group.runs:
             n += 1
             requests = sum(e.count for e in run.apis())
             flags = ", ".join(f.replace("_", " ") for f in flags_of(run))
-            table.add(f"{n}.", group.label, fmt_duration(run.run.elapsed_s), run.run.start.strftime("%Y-%m-%d %H:%M"),
-                      "local" if not run.run.workers else f"{run.run.workers} workers", f"{requests:,}",
+            table.add(f"{n}.", group.label, _run_duration(run.run), run.run.start.strftime("%Y-%m-%d %H:%M"),
+                      "local" if not run.run.workers else plural(run.run.workers, "worker"), f"{requests:,}",
                       Cell(flags, "warn") if flags else "none", run.path.name)
+    if any(_longer(r.run) for g in groups for r in g.runs):
+        table.notes.append("Wall time: from the test's start until every user stopped (users finish what they "
+                           "were doing).")
     return table
+
+
+def _longer(run: RunInfo) -> bool:
+    """Whether the run took a second or more longer than its set duration (a set one only)."""
+    return bool(run.duration_s) and round(run.elapsed_s) > round(run.duration_s)
+
+
+def _run_duration(run: RunInfo) -> str:
+    if not run.duration_s:
+        return fmt_duration(run.elapsed_s)
+    wall = f", {fmt_duration(run.elapsed_s)} wall time" if _longer(run) else ""
+    return fmt_duration(run.duration_s) + wall
 
 
 # -- response times ---------------------------------------------------------------------------------
