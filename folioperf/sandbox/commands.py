@@ -17,17 +17,13 @@ from folioperf.errors import FolioperfError  # noqa: E402
 
 
 def _init(args: argparse.Namespace) -> list[str]:
-    from folioperf.sandbox import reference, schema
+    from folioperf.sandbox import reference
 
     tenants = args.tenants or [DEFAULT_TENANT]
     db.ensure_database(args.db)
-    with db.connect(args.db) as conn:
-        with conn.transaction():
-            conn.execute("SELECT pg_advisory_xact_lock(7468930)")  # concurrent inits wait for each other
-            schema.install_extensions(conn)
-            for tenant in tenants:
-                reference.init_tenant(conn, tenant, args.admin_user, args.admin_password, reset=args.reset)
-            reference.signing_key(conn)
+    note = reference.init_database(args.db, tenants, args.admin_user, args.admin_password, reset=args.reset)
+    if note:
+        print(f"folioperf: warning: {note}", file=sys.stderr, flush=True)
     return tenants
 
 
