@@ -17,6 +17,16 @@ def _tenant(value: str) -> str:
     return value
 
 
+def _port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"invalid port {text!r}: a whole number from 0 to 65535 (0 picks a free one)")
+    return value
+
+
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--db", default=DEFAULT_DSN, metavar="DSN", help=f"PostgreSQL DSN (default {DEFAULT_DSN}; created when missing)")
     p.add_argument("--tenant", dest="tenants", action="append", type=_tenant, metavar="TENANT",
@@ -37,7 +47,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     start = ssub.add_parser("start", help="serve the sandbox until SIGINT/SIGTERM (runs init first)")
     _common(start)
     start.add_argument("--host", default="127.0.0.1")
-    start.add_argument("--port", type=int, default=9130, help="port (0 picks a free one; default 9130)")
+    start.add_argument("--port", type=_port, default=9130, help="port (0 picks a free one; default 9130)")
     start.add_argument("--processes", type=int, default=1, help="worker processes sharing the port (default 1)")
     start.add_argument("--token-ttl", type=int, default=600, metavar="SECONDS", help="access token lifetime (FOLIO default 600)")
     start.add_argument("--refresh-ttl", type=int, default=604_800, metavar="SECONDS", help="refresh token lifetime (default 7 days)")

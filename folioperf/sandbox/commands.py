@@ -35,7 +35,7 @@ def init(args: argparse.Namespace) -> int:
 
 def start(args: argparse.Namespace) -> int:
     from folioperf.sandbox.app import Settings
-    from folioperf.sandbox.server import serve
+    from folioperf.sandbox.server import listen, serve
 
     if args.processes < 1:
         raise FolioperfError("--processes must be at least 1")
@@ -47,7 +47,15 @@ def start(args: argparse.Namespace) -> int:
         routes = {r.name for r in build_router(Settings(dsn=args.db)).routes}
         profile = latency.load(args.latency_profile, routes)
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s sandbox %(levelname)s %(name)s: %(message)s")
-    tenants = _init(args)
+    try:  # first: a port that is taken must not cost a database set-up
+        sock = listen(args.host, args.port)
+    except OSError as exc:
+        raise FolioperfError(f"cannot listen on {args.host}:{args.port}: {exc.strerror}") from None
+    try:
+        tenants = _init(args)
+    except BaseException:
+        sock.close()
+        raise
     settings = Settings(
         dsn=args.db,
         host=args.host,
@@ -68,8 +76,6 @@ def start(args: argparse.Namespace) -> int:
               f"processes: {args.processes}{delays})", flush=True)
 
     try:
-        return serve(settings, ready)
-    except OSError as exc:
-        raise FolioperfError(f"cannot listen on {args.host}:{args.port}: {exc.strerror}") from None
+        return serve(settings, sock, ready)
     finally:
         sys.stdout.flush()

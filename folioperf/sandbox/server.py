@@ -36,9 +36,9 @@ def listen(host: str, port: int) -> socket.socket:
     return sock
 
 
-def serve(settings: Settings, on_ready: Callable[[str], None]) -> int:
-    """Serve until SIGINT/SIGTERM; returns the process exit code."""
-    sock = listen(settings.host, settings.port)
+def serve(settings: Settings, sock: socket.socket, on_ready: Callable[[str], None]) -> int:
+    """Serve on a socket from `listen` (bound before anything else starts, so a taken port changes
+    nothing) until SIGINT/SIGTERM; returns the process exit code."""
     settings.port = sock.getsockname()[1]
     url = f"http://{settings.host}:{settings.port}"
     router = build_router(settings)
