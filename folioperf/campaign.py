@@ -13,8 +13,8 @@ from pathlib import Path
 from rich.console import Console
 
 from folioperf.errors import FolioperfError
-from folioperf.report.tables import plural
 from folioperf.results import results_dir_name
+from folioperf.wording import plural
 
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 INTERRUPTED = 130

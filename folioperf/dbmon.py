@@ -32,6 +32,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from folioperf.errors import FolioperfError
+from folioperf.wording import plural
 
 FORMAT = "folioperf-db/1"
 MARKER = "/* folioperf-dbmon */"
@@ -393,7 +394,8 @@ class DbMonitor:
         hidden = sum(1 for d in deltas if d["query"] == "<insufficient privilege>")
         if hidden:
             user = self._statements_user
-            notes.append(f"{hidden} statements of other roles are hidden: GRANT pg_read_all_stats TO {user}; "
+            notes.append(f"{plural(hidden, 'statement')} of other roles {'is' if hidden == 1 else 'are'} hidden: "
+                         f"GRANT pg_read_all_stats TO {user}; "
                          "(as a superuser).")
         b, a = self._before.get("dealloc"), after.get("dealloc")
         if a is not None and b is not None and a > b:

@@ -79,6 +79,7 @@ def compare(args: argparse.Namespace) -> int:
     from folioperf.errors import FolioperfError
     from folioperf.report.compare import build_comparison, check_gates, compare_runs, parse_gate
     from folioperf.report.runs import load_runs
+    from folioperf.wording import plural
 
     gates = [parse_gate(g) for g in args.fail_if]
     fmt = _format(args.output)
@@ -89,8 +90,9 @@ def compare(args: argparse.Namespace) -> int:
     elif len(args.sides) == 2:
         base_paths, new_paths = [args.sides[0]], [args.sides[1]]
     else:
-        raise FolioperfError(f"compare needs BASE and NEW (got {len(args.sides)} directories); for several "
-                             "runs per side use --base DIR... --new DIR...")
+        got = plural(len(args.sides), "directory", "directories")
+        raise FolioperfError(f"compare needs BASE and NEW (got {got}); for several runs per side use --base DIR... "
+                             "--new DIR...")
     cmp = compare_runs(load_runs(base_paths), load_runs(new_paths), args.base_label, args.new_label, args.margin)
     if gates and cmp.mismatch and not args.force:
         raise FolioperfError(f"gates refused: {cmp.mismatch}; compare like with like, or pass --force")

@@ -26,9 +26,9 @@ from typing import TYPE_CHECKING, Iterable
 from folioperf.errors import FolioperfError
 from folioperf.report.document import Cell, Chart, Document, Section, Series, Table
 from folioperf.report.runs import TRANSACTION, Group, Stat, flags_of, group_runs, kind_of
-from folioperf.report.tables import (DEFAULT_SLOW_MS, FLAG_TEXT, fmt_duration, fmt_run_length, fmt_time, plural,
-                                     unit_name)
+from folioperf.report.tables import DEFAULT_SLOW_MS, FLAG_TEXT, fmt_duration, fmt_run_length, fmt_time, unit_name
 from folioperf.results import Results
+from folioperf.wording import plural
 
 if TYPE_CHECKING:
     import numpy as np

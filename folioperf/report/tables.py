@@ -11,6 +11,7 @@ from folioperf.metrics import WINDOW_S
 from folioperf.report.document import Cell, Chart, Document, Section, Series, Table
 from folioperf.report.runs import SCHEDULED, TRANSACTION, Group, flags_of, group_runs, kind_of
 from folioperf.results import Results, RunInfo
+from folioperf.wording import plural
 
 UNITS = ("s", "ms")
 DEFAULT_SLOW_MS = 100.0
@@ -36,11 +37,6 @@ def fmt_time(ms: float | None, unit: str) -> str:
     if unit == "s":
         return f"{ms / 1000:.3f}"
     return f"{ms:,.0f}" if ms >= 100 else f"{ms:.1f}"
-
-
-def plural(n: int, noun: str) -> str:
-    """"1 user", "5 users"."""
-    return f"{n:,} {noun}" + ("" if n == 1 else "s")
 
 
 def unit_name(unit: str) -> str:

@@ -132,7 +132,7 @@ def test_bad_gates_are_one_line_errors(gate, message, capsys):
 
 def test_compare_needs_two_sides(capsys):
     assert main(["compare", str(KIWI)]) == 2
-    assert "compare needs BASE and NEW (got 1 directories)" in capsys.readouterr().err
+    assert "compare needs BASE and NEW (got 1 directory)" in capsys.readouterr().err
 
 
 def _transaction(values):
@@ -252,3 +252,19 @@ def test_options_that_differ_are_named(make_run, capsys):
     assert cmp.differences == ["think time unset vs 0.5", "variant unset vs item"]
     assert main(["compare", str(base), str(new), "--fail-if", "p95>1s"]) == 2
     assert "(think time unset vs 0.5; variant unset vs item)" in capsys.readouterr().err
+
+
+def test_one_user_and_one_worker_read_singular(make_run, capsys):
+    base = make_run("base", _transaction([500.0] * 20))
+    new = make_run("new", _transaction([500.0] * 20))
+    run = json.loads((new / "run.json").read_text())
+    run["workers"], run["flags"]["cpu_saturated"] = 1, True
+    (new / "run.json").write_text(json.dumps(run))
+    doc = build_comparison(compare_runs(load_runs([base]), load_runs([new])))
+    assert doc.warnings[0].startswith(f"new, 1 user ({new.name}): the load generator's CPU was saturated")
+    assert dict(doc.facts)["New"].startswith("1 run; users 1; 1 min;")
+    report = build_report(load_runs([new]))
+    assert dict(report.facts)["Load generator"] == "1 worker"
+    assert report.table("Test runs").column("Load generator") == ["1 worker"]
+    assert main(["compare", str(base)]) == 2
+    assert "(got 1 directory)" in capsys.readouterr().err
