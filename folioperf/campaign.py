@@ -14,6 +14,7 @@ from rich.console import Console
 
 from folioperf.errors import FolioperfError
 from folioperf.results import results_dir_name
+from folioperf.wording import plural
 
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 INTERRUPTED = 130
@@ -37,7 +38,7 @@ def campaign(args: argparse.Namespace) -> int:
     plan = [users for users in args.users for _ in range(args.repeat)]
     codes: list[int] = []
     for k, users in enumerate(plan, 1):
-        err.print(f"[bold]campaign run {k}/{len(plan)}: {users} user{'s' if users != 1 else ''}[/]")
+        err.print(f"[bold]campaign run {k}/{len(plan)}: {plural(users, 'user')}[/]")
         cmd = [sys.executable, "-m", "folioperf", "run", args.workflow, "--users", str(users),
                "--results", str(directory), *extra]
         try:
@@ -52,22 +53,24 @@ def campaign(args: argparse.Namespace) -> int:
             break
     if not any(p for p in directory.iterdir() if (p / "run.json").is_file()):
         raise FolioperfError(f"campaign wrote no results: {directory} is empty")
-    _report(directory, args.unit)
+    written = _report(directory, args.unit)
     failed = [(users, code) for users, code in zip(plan, codes) if code != 0]
     for users, code in failed:
-        err.print(f"[yellow]the run with {users} users ended with exit code {code}[/]")
-    err.print(f"campaign: {directory}")
+        err.print(f"[yellow]the run with {plural(users, 'user')} ended with exit code {code}[/]")
+    err.print(f"campaign: its runs and report are in {directory} ({', '.join(p.name for p in written)})")
     return INTERRUPTED if INTERRUPTED in codes else (failed[0][1] if failed else 0)
 
 
-def _report(directory: Path, unit: str) -> None:
-    """report.md and report.html in the campaign directory, and the tables on the console."""
+def _report(directory: Path, unit: str) -> list[Path]:
+    """report.md and report.html in the campaign directory (returned), and the tables on the console."""
     from folioperf.report import console, html, markdown
     from folioperf.report.cli import write_file
     from folioperf.report.runs import load_runs
     from folioperf.report.tables import build_report
 
     doc = build_report(load_runs([directory]), unit=unit)
-    write_file(directory / "report.md", markdown.render(doc))
-    write_file(directory / "report.html", html.render(doc))
-    console.render(doc)
+    md, page = directory / "report.md", directory / "report.html"
+    write_file(md, markdown.render(doc, html=page.name))
+    write_file(page, html.render(doc))
+    console.render(doc, html=str(page))
+    return [md, page]

@@ -1,6 +1,6 @@
 """PostgreSQL connections: the default DSN, creating a missing database, and one clear error when the
-server cannot be reached. Import this only after gevent has patched (psycopg picks its wait function
-at import time)."""
+server cannot be reached — saying whether no server answers, the database is missing or the login was
+refused. Import this only after gevent has patched (psycopg picks its wait function at import time)."""
 
 from __future__ import annotations
 
@@ -10,11 +10,19 @@ from urllib.parse import urlsplit, urlunsplit
 import psycopg
 from psycopg import sql
 
-from folioperf.errors import DatabaseUnreachable
+from folioperf.errors import (DatabaseMissing, DatabaseUnreachable, FolioperfError, LoginRefused,
+                              ServerNotAnswering)
 
 _START_HINT = (
     "start PostgreSQL (e.g. `pg_ctlcluster <version> main start`) or pass --db with a reachable DSN"
 )
+# libpq's words (the client's, so not translated by the server) for "nothing listens there"
+_NOT_ANSWERING = ("connection refused", "is the server running", "timeout expired", "no such file or directory",
+                  "network is unreachable", "no route to host", "connection timed out")
+_UNKNOWN_HOST = ("could not translate host name", "failed to resolve host")
+_MISSING = re.compile(r'database "([^"]+)" does not exist')
+_REFUSED = re.compile(r"password authentication failed|authentication failed|no password supplied|"
+                      r'role "[^"]+" does not exist|pg_hba\.conf|not permitted to log in', re.IGNORECASE)
 
 
 def redact(dsn: str) -> str:
@@ -42,31 +50,52 @@ def with_database(dsn: str, dbname: str) -> str:
 
 
 def connect(dsn: str, **kwargs) -> psycopg.Connection:
-    """Connect, turning "server unreachable" into one actionable line."""
+    """Connect, turning a failure into one actionable line (a DatabaseUnreachable that says why)."""
     try:
         return psycopg.connect(dsn, connect_timeout=10, **kwargs)
     except psycopg.OperationalError as exc:
-        reason = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
-        raise DatabaseUnreachable(
-            f"cannot connect to PostgreSQL at {redact(dsn)}: {reason}; {_START_HINT}"
-        ) from None
+        raise connection_error(dsn, exc) from None
 
 
-def ensure_database(dsn: str) -> None:
-    """Create the DSN's database when it does not exist yet."""
-    name = database_name(dsn)
+def connection_error(dsn: str, exc: psycopg.OperationalError) -> DatabaseUnreachable:
+    text = str(exc).strip()
+    # libpq says "connection to server at ..., port N failed: REASON" per address it tried: the last one
+    reason = text.splitlines()[0].rsplit(" failed: ", 1)[-1] if text else type(exc).__name__
+    reason = reason.replace("FATAL:  ", "").strip()
+    where = f"cannot connect to PostgreSQL at {redact(dsn)}"
+    if missing := _MISSING.search(text):
+        return DatabaseMissing(f'{where}: database "{missing[1]}" does not exist (check --db; `folioperf run`, '
+                               "`seed` and `sandbox init` create a missing one)")
+    if _REFUSED.search(text):
+        user = psycopg.conninfo.conninfo_to_dict(dsn).get("user") or "(the operating system user)"
+        return LoginRefused(f"{where}: the server refused role {user}: {reason}; check the user and password of "
+                            "--db (a password may also come from PGPASSWORD or ~/.pgpass)")
+    if any(words in text.lower() for words in _UNKNOWN_HOST):
+        return ServerNotAnswering(f"{where}: {reason}; check the host of --db")
+    if any(words in text.lower() for words in _NOT_ANSWERING):
+        return ServerNotAnswering(f"{where}: no server answers ({reason.lower()}); {_START_HINT}")
+    return DatabaseUnreachable(f"{where}: {reason}")
+
+
+def ensure_database(dsn: str) -> bool:
+    """Create the DSN's database when it does not exist yet; whether it was created."""
     try:
-        psycopg.connect(dsn, connect_timeout=10).close()
-        return
-    except psycopg.OperationalError as exc:
-        if f'database "{name}" does not exist' not in str(exc):
-            connect(dsn)  # raises the one-line error
-            raise
+        connect(dsn).close()
+        return False
+    except DatabaseMissing:
+        pass
+    name = database_name(dsn)
     with connect(with_database(dsn, "postgres"), autocommit=True) as conn:
         try:
             conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
         except psycopg.errors.DuplicateDatabase:
-            pass  # created concurrently
+            return False  # created concurrently
+        except psycopg.errors.InsufficientPrivilege:
+            user = conn.execute("SELECT current_user").fetchone()[0]
+            raise FolioperfError(
+                f"database {name} does not exist and role {user} may not create it (CREATEDB): have a superuser "
+                f"run CREATE DATABASE {name} OWNER {user}; or pass --db with an existing database") from None
+    return True
 
 
 def drop_database(dsn: str) -> None:

@@ -13,8 +13,13 @@ directory's `db.json`:
 The sampler is a `threading.Thread` with its own connection: a real thread in a plain process and a
 greenlet in a gevent-patched Locust master (psycopg is imported inside the methods, so after any
 patching). It never waits on the application's locks (lock_timeout), and a lost connection is noted in
-`errors`, not raised into the run. Every statement dbmon sends starts with `MARKER`, so its own work is
-left out of the statements it reports.
+`errors`, not raised into the run.
+
+dbmon's own statements are left out of the statements it reports. pg_stat_statements keeps one text per
+query id (the first it saw, and from PostgreSQL 18 without leading comments), so a comment alone cannot
+tell them: at the end dbmon asks the server for the query id of each statement it sent (EXPLAIN VERBOSE)
+and drops those entries of its role. Every statement also starts with `MARKER`, for people reading
+pg_stat_activity or the server log.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from folioperf.errors import FolioperfError
+from folioperf.wording import plural
 
 FORMAT = "folioperf-db/1"
 MARKER = "/* folioperf-dbmon */"
@@ -70,6 +76,9 @@ class DbMonitor:
         self._statements_note: str | None = None
         self._statements_rel: str | None = None
         self._statements_user: str | None = None
+        self._own_sql: dict[str, tuple] = {}  # each statement dbmon sent, with parameters to EXPLAIN it
+        self._own_ids: set[tuple[int, int]] = set()  # (userid, queryid) of those statements
+        self._userid: int | None = None
         self._host = _HostSampler(sandbox_pid) if sandbox_pid else None
         self._started_at = ""
         self._t0 = 0.0
@@ -103,8 +112,8 @@ class DbMonitor:
         conn = connect(self.dsn, autocommit=True, application_name="folioperf-dbmon")
         # Never wait behind the application's locks (a migration, VACUUM FULL...): the run's end must
         # not hang on its observer.
-        self._q(conn, f"SET lock_timeout = '{LOCK_TIMEOUT_MS}ms'")
-        self._q(conn, f"SET statement_timeout = '{STATEMENT_TIMEOUT_MS}ms'")
+        self._q(conn, "SELECT set_config('lock_timeout', %s, false), set_config('statement_timeout', %s, false)",
+                (f"{LOCK_TIMEOUT_MS}ms", f"{STATEMENT_TIMEOUT_MS}ms"))
         return conn
 
     def _run(self) -> None:
@@ -132,6 +141,7 @@ class DbMonitor:
         conn = self._guarded(conn, self._sample)
         conn = self._guarded(conn, lambda c: self._after.update(self._snapshot(c)))
         conn = self._guarded(conn, self._read_new_indexes)
+        conn = self._guarded(conn, self._learn_own_ids)
         conn.close()
 
     def _read_indexes(self, conn, tables: list[str] | None = None) -> None:
@@ -188,13 +198,37 @@ class DbMonitor:
 
     def _q(self, conn, sql: str, params: tuple = ()) -> list[tuple]:
         cur = conn.execute(f"{MARKER} {sql}", params)
+        self._own_sql.setdefault(sql, params)
         return cur.fetchall() if cur.description else []
+
+    def _learn_own_ids(self, conn) -> None:
+        """The query ids of dbmon's statements, as the server computes them (PostgreSQL 14 and later).
+        Runs after the last snapshot, so these EXPLAINs are not counted in the run."""
+        import psycopg
+
+        if self._statements_rel is None or self._userid is None:
+            return
+        for sql, params in self._own_sql.items():
+            if not sql.lstrip().upper().startswith("SELECT"):
+                continue  # only queries can be explained; dbmon sends nothing else during the run
+            try:
+                plan = conn.execute(f"EXPLAIN (VERBOSE, FORMAT JSON) {MARKER} {sql}", params).fetchone()[0]
+            except psycopg.Error:
+                continue
+            query_id = plan[0].get("Query Identifier") if plan else None
+            if query_id is not None:
+                self._own_ids.add((self._userid, int(query_id)))
+
+    def _own(self, key: tuple, query: str | None) -> bool:
+        """Whether a pg_stat_statements entry, keyed (userid, queryid, toplevel), is dbmon's own."""
+        return key[:2] in self._own_ids or (query is not None and MARKER in query)
 
     # -- pg_stat_statements -------------------------------------------------------------------------
     def _prepare_statements(self, conn) -> None:
         import psycopg
 
-        db, user = self._q(conn, "SELECT current_database(), current_user")[0]
+        db, user, self._userid = self._q(conn, "SELECT current_database(), current_user, "
+                                               "(SELECT oid FROM pg_roles WHERE rolname = current_user)")[0]
         self._max_connections = int(self._q(conn, "SELECT current_setting('max_connections')")[0][0])
         schema = self._extension_schema(conn)
         if schema is None and self.create_extension:
@@ -249,8 +283,7 @@ class DbMonitor:
             f"SELECT userid, queryid, toplevel, calls, total_exec_time, rows, query FROM {self._statements_rel} "
             "WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())",
         )
-        return {(r[0], r[1], r[2]): (r[3], r[4], r[5], r[6]) for r in rows
-                if r[6] is None or not r[6].lstrip().startswith(MARKER)}
+        return {(r[0], r[1], r[2]): (r[3], r[4], r[5], r[6]) for r in rows}
 
     def _dealloc(self, conn) -> int | None:
         import psycopg
@@ -335,6 +368,8 @@ class DbMonitor:
         before = self._before.get("statements", {})
         merged: dict[str, list[float]] = defaultdict(lambda: [0, 0.0, 0])
         for key, (calls, total, rows, query) in after.get("statements", {}).items():
+            if self._own(key, query):
+                continue
             b = before.get(key)
             if b and b[0] <= calls:  # else the entry was evicted or reset during the run: count it all
                 calls, total, rows = calls - b[0], total - b[1], rows - b[2]
@@ -359,7 +394,8 @@ class DbMonitor:
         hidden = sum(1 for d in deltas if d["query"] == "<insufficient privilege>")
         if hidden:
             user = self._statements_user
-            notes.append(f"{hidden} statements of other roles are hidden: GRANT pg_read_all_stats TO {user}; "
+            notes.append(f"{plural(hidden, 'statement')} of other roles {'is' if hidden == 1 else 'are'} hidden: "
+                         f"GRANT pg_read_all_stats TO {user}; "
                          "(as a superuser).")
         b, a = self._before.get("dealloc"), after.get("dealloc")
         if a is not None and b is not None and a > b:

@@ -22,7 +22,19 @@ class FolioperfError(Exception):
 
 
 class DatabaseUnreachable(FolioperfError):
-    """PostgreSQL could not be reached with the given DSN."""
+    """PostgreSQL could not be reached with the given DSN (the subclasses say why, when known)."""
+
+
+class ServerNotAnswering(DatabaseUnreachable):
+    """No PostgreSQL server answers at the DSN's address."""
+
+
+class DatabaseMissing(DatabaseUnreachable):
+    """The server answers, but the DSN's database does not exist."""
+
+
+class LoginRefused(DatabaseUnreachable):
+    """The server refused the DSN's role: no such role, a wrong password, or pg_hba.conf."""
 
 
 class CallFailed(FolioperfError):

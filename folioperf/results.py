@@ -5,7 +5,8 @@
         stats.json       per transaction and API: counts, latencies (ms), requests/s, HdrHistogram
         timeseries.csv   time,type,name,count,failures,avg_ms,p50_ms,p95_ms — one row per 10 s window
         failures.csv     type,name,error,occurrences
-        report.html      Locust's HTML report (when given)
+        locust-report.html  Locust's HTML report (when given; `report.html` in directories written
+                         before folioperf's own report took that name)
         db.json          database observations (when given)
 
 `write` puts everything into a hidden sibling directory and renames it into place, so a directory with
@@ -43,6 +44,8 @@ STATS_FORMAT = "folioperf-stats/1"
 TIMESERIES_COLUMNS = ("time", "type", "name", "count", "failures", "avg_ms", "p50_ms", "p95_ms")
 FAILURES_COLUMNS = ("type", "name", "error", "occurrences")
 REDACTED = "***"
+LOCUST_REPORT = "locust-report.html"
+_OLD_LOCUST_REPORT = "report.html"
 _JWT = re.compile(r"eyJ[\w-]{4,}\.[\w-]{4,}\.[\w-]*")
 _ENTRY_FIELDS = ("count", "failures", "avg", "min", "max", "p50", "p75", "p90", "p95", "p99", "rps")
 
@@ -122,8 +125,8 @@ class Results(EntryLookup):
 
     @property
     def report_html(self) -> Path | None:
-        path = self.path / "report.html"
-        return path if path.is_file() else None
+        """Locust's HTML report of the run."""
+        return next((p for p in (self.path / LOCUST_REPORT, self.path / _OLD_LOCUST_REPORT) if p.is_file()), None)
 
     def windows(self, type: str, name: str) -> list[Window]:
         return [w for w in self.timeseries if w.type == type and w.name == name]
@@ -259,7 +262,7 @@ def _files(run: RunInfo, stats: Snapshot, report_html: str | None, db: Mapping[s
         ), redactor),
     }
     if report_html is not None:
-        files["report.html"] = redactor.text(report_html)
+        files[LOCUST_REPORT] = redactor.text(report_html)
     if db is not None:
         files["db.json"] = _dump(db, redactor)
     files["run.json"] = _dump(_run_json(run), redactor)  # last: only a finished directory has one

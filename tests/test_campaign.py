@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
@@ -28,6 +29,20 @@ def test_a_campaign_of_one_and_two_users_writes_one_combined_report(run_dsn, tmp
     assert "mod_users" in report  # the database section: the sandbox's real statements
     html = (campaign / "report.html").read_text()
     assert "<img" in html and "Browse" in html
+    # each run's Locust report has a name of its own; the campaign says where its reports are
+    for run in runs:
+        assert (run.path / "locust-report.html").is_file() and not (run.path / "report.html").exists()
+    where = f"results/{campaign.name}"
+    assert f"campaign: its runs and report are in {where} (report.md, report.html)" in proc.stderr
+    assert f"charts are in {where}/report.html." in proc.stdout
+    assert "-o report.html" not in proc.stdout + proc.stderr and "charts are in `report.html`" in report
+    # what ran: the test duration, and the wall time when the users took longer to stop
+    duration = next(line for line in report.splitlines() if line.startswith("- **Duration:**"))
+    assert re.fullmatch(r"- \*\*Duration:\*\* 10 s each( \(\d+ s( – \d+ s)? wall time, until every user stopped\))?",
+                        duration), duration
+    assert ("wall time" in duration) == any(round(r.run.elapsed_s) > 10 for r in runs)
+    own = [line for line in proc.stderr.splitlines() if line.startswith("campaign")]
+    assert "campaign run 1/2: 1 user" in own and "1 users" not in "\n".join(own) + report
 
 
 def test_reset_between_is_refused_for_the_sandbox(tmp_path):

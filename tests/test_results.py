@@ -66,8 +66,9 @@ def test_write_then_load_gives_back_what_was_written(tmp_path):
     path = results.write(tmp_path, run_info(), stats, report_html="<html>report</html>", db={"calls": 3})
 
     assert path == tmp_path / "20261122T100000Z-check-in-check-out-20u"
+    # Locust's report is not named report.html: that is the name of folioperf's own report
     assert sorted(p.name for p in path.iterdir()) == [
-        "db.json", "failures.csv", "report.html", "run.json", "stats.json", "timeseries.csv"]
+        "db.json", "failures.csv", "locust-report.html", "run.json", "stats.json", "timeseries.csv"]
     loaded = results.load(path)
     assert loaded.run == run_info()
     assert loaded.run.elapsed_s == 61.5
@@ -75,7 +76,7 @@ def test_write_then_load_gives_back_what_was_written(tmp_path):
     assert loaded.timeseries == stats.windows
     assert loaded.failures == stats.failures
     assert loaded.db == {"calls": 3}
-    assert loaded.report_html == path / "report.html"
+    assert loaded.report_html == path / "locust-report.html"
 
     checkout = loaded.entry("Transaction", "Check-out")
     assert (checkout.count, checkout.failures, checkout.p50, checkout.max) == (50, 10, 130.0, 1049.0)
@@ -102,6 +103,11 @@ def test_write_then_load_gives_back_what_was_written(tmp_path):
     assert (run_json["format"], run_json["start"], run_json["flags"]["worker_lost"]) == (
         "folioperf-results/1", "2026-11-22T10:00:00.250Z", True)
     assert set(run_json["versions"]) == {"folioperf", "locust", "python"}
+
+def test_a_directory_written_with_locusts_report_as_report_html_still_reads(tmp_path):
+    path = results.write(tmp_path, run_info(), snapshot(), report_html="<html>report</html>")
+    (path / "locust-report.html").rename(path / "report.html")
+    assert results.load(path).report_html == path / "report.html"
 
 
 def test_directory_names_and_an_existing_name_is_never_overwritten(tmp_path):

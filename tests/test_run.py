@@ -126,7 +126,7 @@ def test_ctrl_c_mid_run_writes_a_complete_directory_flagged_interrupted(folio_sa
     assert res.run.flags.interrupted and res.run.exit_code == 130
     assert res.run.elapsed_s < 60
     assert res.entry("Transaction", "Browse").count > 0
-    assert {p.name for p in res.path.iterdir()} >= {"run.json", "stats.json", "timeseries.csv", "failures.csv", "report.html"}
+    assert {p.name for p in res.path.iterdir()} >= {"run.json", "stats.json", "timeseries.csv", "failures.csv", "locust-report.html"}
 
 
 def test_a_killed_worker_is_flagged(folio_sandbox, tmp_path):

@@ -4,13 +4,24 @@ from __future__ import annotations
 
 import io
 import math
+from typing import TYPE_CHECKING
 
 from folioperf.report.document import Chart
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 WIDTH_IN, HEIGHT_IN, DPI = 9.0, 3.6, 100
 
 
 def png(chart: Chart) -> bytes:
+    buf = io.BytesIO()
+    figure(chart).savefig(buf, format="png")
+    return buf.getvalue()
+
+
+def figure(chart: Chart) -> "Figure":
+    """The chart as a matplotlib Figure (not yet drawn)."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -28,6 +39,8 @@ def png(chart: Chart) -> bytes:
             ax.plot(series.x, series.y, **style)
     if chart.kind == "category":
         ax.set_xticks(range(len(chart.categories)), chart.categories)
+    else:
+        ax.set_xlim(left=0)  # minutes since the test's start: nothing before it
     ax.set_title(chart.title, fontsize=11, loc="left")
     ax.set_xlabel(chart.x_label)
     ax.set_ylabel(chart.y_label)
@@ -35,6 +48,4 @@ def png(chart: Chart) -> bytes:
     ax.grid(True, color="#dddddd", linewidth=0.6)
     if any(s.y and not all(math.isnan(v) for v in s.y) for s in chart.series):
         ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png")
-    return buf.getvalue()
+    return fig

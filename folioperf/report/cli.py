@@ -36,12 +36,16 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
         "compare", help="compare two result sets (release against release)",
         description="The PTF comparison: Delta % = (base - new) / base, positive when NEW is faster; changes "
                     "within ±5 % (--margin) are the margin of error. With histograms or repeated runs on both "
-                    "sides each delta gets a 95 % bootstrap confidence interval. Gates (--fail-if) make the "
-                    "command exit 1 for CI pipelines.",
+                    "sides each delta gets a 95 % bootstrap confidence interval. Runs of different user counts, "
+                    "durations or options are compared with a warning. Gates (--fail-if) make the command exit 1 "
+                    "for CI pipelines.",
         epilog="Gates: [NAME:]METRIC OP [+|-]THRESHOLD[%|ms|s], METRIC one of avg p50 p75 p90 p95 p99 failures "
-               "rps. A signed threshold limits the change from BASE to NEW ('p95>+5%': p95 grew more than 5 %; "
-               "'rps<-10%'); an unsigned one limits NEW itself ('p95>800ms', 'failures>0', 'failures>1%'). "
-               "A latency regression whose confidence interval includes no change does not fail.")
+               "rps. A signed threshold limits the Delta, positive when NEW is better as in the tables (faster, "
+               "more throughput, fewer failures); the gate fails when the Delta falls below it: 'p95<-5%%' (p95 "
+               "more than 5 %% slower), 'rps<-10%%', 'avg<-50ms', 'failures<-0' (any more failures). An unsigned "
+               "one limits NEW itself ('p95>800ms', 'failures>0', 'failures>1%%', 'rps<20'). A latency "
+               "regression whose confidence interval includes no change does not fail. Gates are refused "
+               "when the sides ran different tests, unless --force.")
     compare.add_argument("sides", nargs="*", metavar="DIR",
                          help="BASE and NEW: each a results directory or a directory of them (a campaign)")
     compare.add_argument("--base", nargs="+", action="extend", default=[], metavar="DIR",
@@ -49,7 +53,10 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     compare.add_argument("--new", nargs="+", action="extend", default=[], metavar="DIR",
                          help="results directories of the new side (instead of positional NEW)")
     compare.add_argument("--fail-if", action="append", default=[], metavar="GATE",
-                         help="exit 1 when the gate is crossed, e.g. 'p95>+5%%' (repeatable)")
+                         help="exit 1 when the gate is crossed, e.g. 'p95<-5%%' (repeatable)")
+    compare.add_argument("--force", action="store_true",
+                         help="apply the gates even when the sides ran different tests (user counts, durations, "
+                              "options)")
     compare.add_argument("--margin", type=positive, default=5.0, metavar="PERCENT",
                          help="margin of error in %% (default 5)")
     compare.add_argument("--base-label", metavar="LABEL", help="column label of BASE (default: its tag, or 'base')")
@@ -72,6 +79,7 @@ def compare(args: argparse.Namespace) -> int:
     from folioperf.errors import FolioperfError
     from folioperf.report.compare import build_comparison, check_gates, compare_runs, parse_gate
     from folioperf.report.runs import load_runs
+    from folioperf.wording import plural
 
     gates = [parse_gate(g) for g in args.fail_if]
     fmt = _format(args.output)
@@ -82,11 +90,16 @@ def compare(args: argparse.Namespace) -> int:
     elif len(args.sides) == 2:
         base_paths, new_paths = [args.sides[0]], [args.sides[1]]
     else:
-        raise FolioperfError(f"compare needs BASE and NEW (got {len(args.sides)} directories); for several "
-                             "runs per side use --base DIR... --new DIR...")
+        got = plural(len(args.sides), "directory", "directories")
+        raise FolioperfError(f"compare needs BASE and NEW (got {got}); for several runs per side use --base DIR... "
+                             "--new DIR...")
     cmp = compare_runs(load_runs(base_paths), load_runs(new_paths), args.base_label, args.new_label, args.margin)
+    if gates and cmp.mismatch and not args.force:
+        raise FolioperfError(f"gates refused: {cmp.mismatch}; compare like with like, or pass --force")
     doc = build_comparison(cmp, unit=args.unit, slow_threshold_ms=args.slow_threshold)
     result = check_gates(cmp, gates, unit=args.unit)
+    if cmp.mismatch and fmt != "console":  # the console shows it at the top of the comparison
+        print(f"folioperf: warning: {cmp.mismatch}", file=sys.stderr)
     _emit(doc, fmt, args.output)
     for note in result.notes:
         print(f"folioperf: gate passed (noise): {note}", file=sys.stderr)

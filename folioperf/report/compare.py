@@ -2,6 +2,9 @@
 changes within ±5 % being the margin of error — with bootstrap confidence intervals when the data
 allows, and gates for CI pipelines modelled on pytest-benchmark's `--benchmark-compare-fail`.
 
+One sign convention everywhere (tables, gates, gate messages): a Delta is positive when NEW is better —
+faster (latency), more transactions per second (throughput), fewer failures.
+
 Confidence intervals (95 %, percentile bootstrap, fixed seed so a report is reproducible):
 - both sides have HDR histograms: each replicate draws, per side, the runs with replacement (when
   repeated) and then each drawn run's requests from its histogram (a multinomial draw over its
@@ -23,8 +26,9 @@ from typing import TYPE_CHECKING, Iterable
 from folioperf.errors import FolioperfError
 from folioperf.report.document import Cell, Chart, Document, Section, Series, Table
 from folioperf.report.runs import TRANSACTION, Group, Stat, flags_of, group_runs, kind_of
-from folioperf.report.tables import DEFAULT_SLOW_MS, FLAG_TEXT, fmt_duration, fmt_time, unit_name
+from folioperf.report.tables import DEFAULT_SLOW_MS, FLAG_TEXT, fmt_duration, fmt_run_length, fmt_time, unit_name
 from folioperf.results import Results
+from folioperf.wording import plural
 
 if TYPE_CHECKING:
     import numpy as np
@@ -41,9 +45,14 @@ _CHUNK = 250
 
 
 # -- deltas -----------------------------------------------------------------------------------------
-def delta_pct(base: float, new: float) -> float:
-    """The PTF delta: positive when NEW is faster."""
-    return (base - new) / base * 100.0
+def change(metric: str, base: float, new: float) -> float:
+    """NEW against BASE, positive when NEW is better: lower latency or failures, higher throughput (rps)."""
+    return new - base if metric == "rps" else base - new
+
+
+def delta_pct(base: float, new: float, metric: str = "avg") -> float:
+    """The PTF delta in %, positive when NEW is better; for latency (base − new) / base."""
+    return change(metric, base, new) / base * 100.0
 
 
 def fmt_pct(value: float) -> str:
@@ -106,7 +115,16 @@ class Comparison:
     pairs: list[Pair]
     margin: float = MARGIN_PCT
     notes: list[str] = field(default_factory=list)
+    differences: list[str] = field(default_factory=list)  # how the compared runs were made differently
     _cis: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def mismatch(self) -> str | None:
+        """One line naming what differs between the two sides' runs, or None when they ran alike."""
+        if not self.differences:
+            return None
+        return (f"{self.base_label} and {self.new_label} ran different tests ({'; '.join(self.differences)}): "
+                "their deltas compare unlike loads")
 
     def transactions(self) -> list[str]:
         names = [set(p.base.names(TRANSACTION)) & set(p.new.names(TRANSACTION)) for p in self.pairs]
@@ -163,7 +181,52 @@ def compare_runs(base_runs: list[Results], new_runs: list[Results], base_label: 
         cmp.notes += [f"{label}: only in {new_label}; not compared." for label in new_by_label]
     if not cmp.pairs:
         raise FolioperfError("the two sides share no user count: nothing to compare")
+    cmp.differences = differences(cmp.pairs)
     return cmp
+
+
+def differences(pairs: list[Pair]) -> list[str]:
+    """What differs between the runs of each pair, BASE's value first: user count, test duration, arrival
+    rate and options (think time, auth, workflow options)."""
+    found: dict[str, tuple[set[str], set[str]]] = {}
+
+    def note(key: str, base: set[str], new: set[str]) -> None:
+        if base != new:
+            b, n = found.setdefault(key, (set(), set()))
+            b.update(base)
+            n.update(new)
+
+    for pair in pairs:
+        note("users", {str(pair.base.users)}, {str(pair.new.users)})
+        b_len = [_length(r) for r in pair.base.runs]
+        n_len = [_length(r) for r in pair.new.runs]
+        if not _alike(b_len + n_len):
+            note("duration", {fmt_duration(x) for x in b_len}, {fmt_duration(x) for x in n_len})
+        b_opts, n_opts = [_conditions(r) for r in pair.base.runs], [_conditions(r) for r in pair.new.runs]
+        for key in sorted({k for o in b_opts + n_opts for k in o}):
+            note(key, {o.get(key, "unset") for o in b_opts}, {o.get(key, "unset") for o in n_opts})
+
+    def listed(values: set[str]) -> str:
+        return ", ".join(sorted(values, key=lambda v: (len(v), v) if v.isdigit() else (0, v)))
+
+    return [f"{key} {listed(b)} vs {listed(n)}" for key, (b, n) in found.items()]
+
+
+def _length(run: Results) -> float:
+    """The test's duration as asked, or its wall time when none was asked (a test stopped by hand)."""
+    return run.run.duration_s or run.run.elapsed_s
+
+
+def _alike(lengths: list[float]) -> bool:
+    """Durations within 10 % of each other: runs stopped by hand are never exactly as long."""
+    return max(lengths) <= 1.1 * min(lengths)
+
+
+def _conditions(run: Results) -> dict[str, str]:
+    out = {k.replace("_", " "): str(v) for k, v in run.run.options.items()}
+    if run.run.rate:
+        out["rate"] = f"{run.run.rate:g}/s"
+    return out
 
 
 def _side_label(runs: list[Results], default: str) -> str:
@@ -251,8 +314,10 @@ def build_comparison(cmp: Comparison, unit: str = "s", slow_threshold_ms: float 
     for label, runs in ((cmp.base_label, cmp.base_runs), (cmp.new_label, cmp.new_runs)):
         doc.facts.append((label.capitalize() if label in ("base", "new") else label, _side_summary(runs)))
         for run in runs:
-            doc.warnings += [f"{label}, {run.run.users} users ({run.path.name}): "
+            doc.warnings += [f"{label}, {plural(run.run.users, 'user')} ({run.path.name}): "
                              f"{FLAG_TEXT[f].format(peak='')}." for f in flags_of(run)]
+    if cmp.mismatch:
+        doc.warnings.insert(0, cmp.mismatch + ".")
     names = cmp.transactions()
     section = Section("Response time comparison")
     section.paragraphs.append(
@@ -306,8 +371,7 @@ def _side_summary(runs: list[Results]) -> str:
     first = runs[0].run
     modules = sorted({m for r in runs for m in r.run.target.modules})
     users = ", ".join(str(u) for u in sorted({r.run.users for r in runs}))
-    parts = [f"{len(runs)} run{'s' if len(runs) > 1 else ''}", f"users {users}",
-             fmt_duration(first.duration_s or first.elapsed_s) + (" each" if len(runs) > 1 else ""),
+    parts = [plural(len(runs), "run"), f"users {users}", fmt_run_length([r.run for r in runs]),
              first.target.url, min(r.run.start for r in runs).strftime("%Y-%m-%d")]
     if modules:
         parts.append(", ".join(modules))
@@ -336,14 +400,15 @@ def slow_api_comparison(cmp: Comparison, unit: str, threshold_ms: float) -> Tabl
 
 def throughput_comparison(cmp: Comparison) -> Table:
     sides = [cmp.base_label, cmp.new_label]
-    table = Table("Throughput and failures", ["Users", *sides, *sides, "Change", *sides],
+    table = Table("Throughput and failures", ["Users", *sides, *sides, "Delta", *sides],
                   groups=[("Transactions", 2), ("Per second", 3), ("Failures", 2)])
     for pair in cmp.pairs:
         b, n = _totals(pair.base), _totals(pair.new)
-        change = f"{(n[1] - b[1]) / b[1] * 100:+.2f}%" if b[1] else "–"
-        table.add(pair.header, f"{b[0]:,}", f"{n[0]:,}", f"{b[1]:.2f}", f"{n[1]:.2f}", change,
+        delta = fmt_pct(delta_pct(b[1], n[1], "rps")) if b[1] else "–"
+        table.add(pair.header, f"{b[0]:,}", f"{n[0]:,}", f"{b[1]:.2f}", f"{n[1]:.2f}", delta,
                   Cell(f"{b[2]:,}", "bad" if b[2] else ""), Cell(f"{n[2]:,}", "bad" if n[2] else ""))
-    table.notes.append("Change is the change in throughput: positive means more transactions per second.")
+    table.notes.append(f"Delta % = ({cmp.new_label} − {cmp.base_label}) / {cmp.base_label} of the transactions per "
+                       f"second: positive means {cmp.new_label} has more throughput.")
     return table
 
 
@@ -361,10 +426,12 @@ _GATE = re.compile(
 
 @dataclass
 class Gate:
-    """`[NAME:]METRIC OP [±]THRESHOLD[%|ms|s]`. A signed threshold limits the change from BASE to NEW
-    (`p95>+5%`: p95 grew more than 5 %; `rps<-10%`: throughput fell more than 10 %; `avg>+50ms`); an
-    unsigned one limits NEW's own value (`p95>800ms`, `failures>0`, `failures>1%` of requests, `rps<20`).
-    Without NAME a gate applies to every transaction of every user count."""
+    """`[NAME:]METRIC OP [±]THRESHOLD[%|ms|s]`. A signed threshold limits the Delta from BASE to NEW, which
+    is positive when NEW is better, as in the tables: the gate fails when the Delta falls below it
+    (`p95<-5%`: p95 more than 5 % slower; `rps<-10%`: 10 % less throughput; `avg<-50ms`: the average
+    50 ms slower; `failures<-0`: more failures). An unsigned one limits NEW's own value (`p95>800ms`,
+    `failures>0`, `failures>1%` of requests, `rps<20`). Without NAME a gate applies to every transaction
+    of every user count."""
 
     text: str
     name: str | None
@@ -382,7 +449,7 @@ def parse_gate(text: str) -> Gate:
     m = _GATE.match(text)
     if not m:
         raise FolioperfError(f"invalid gate {text!r}: expected [NAME:]METRIC>|<[+|-]NUMBER[%|ms|s], "
-                             f"e.g. 'p95>+5%' or 'Check-out:avg>+100ms'")
+                             f"e.g. 'p95<-5%' or 'Check-out:p95>800ms'")
     metric, sign, unit = m["metric"], m["sign"], m["unit"] or ""
     if metric not in GATE_METRICS:
         raise FolioperfError(f"invalid gate {text!r}: unknown metric {metric!r} (use {'|'.join(GATE_METRICS)})")
@@ -390,11 +457,17 @@ def parse_gate(text: str) -> Gate:
     if metric in LATENCY:
         if unit == "" or (unit == "%" and not sign):
             raise FolioperfError(f"invalid gate {text!r}: a {metric} threshold needs ms or s, or a signed % "
-                                 f"change (e.g. {metric}>+5%)")
+                                 f"Delta (e.g. {metric}<-5%)")
     elif unit in ("ms", "s"):
         raise FolioperfError(f"invalid gate {text!r}: {metric} is not a time; use a number or %")
     elif metric == "rps" and unit == "%" and not sign:
-        raise FolioperfError(f"invalid gate {text!r}: an rps threshold in % must be a signed change (e.g. rps<-10%)")
+        raise FolioperfError(f"invalid gate {text!r}: an rps threshold in % must be a signed Delta (e.g. rps<-10%)")
+    if sign and m["op"] == ">":
+        name = f"{m['name']}:" if m["name"] else ""
+        raise FolioperfError(f"invalid gate {text!r}: a signed threshold limits the Delta, which is positive when NEW "
+                             f"is better (faster, more throughput, fewer failures), so a gate fails when it falls "
+                             f"below: for a regression of more than {m['num']}{unit} write "
+                             f"'{name}{metric}<-{m['num']}{unit}'")
     if unit == "s":
         value, unit = value * 1000, "ms"
     return Gate(text.strip(), m["name"], metric, m["op"], value, bool(sign), unit)
@@ -444,23 +517,23 @@ def _check(cmp: Comparison, gate: Gate, pair: Pair, name: str, base: Stat, new: 
             result.failures.append(f"{where}: {cmp.new_label} {show(n)}")
         return
     if gate.unit == "%":
-        if b == 0:
-            change = math.inf if n > 0 else 0.0
+        if b == 0:  # only failures can start from nothing
+            delta = 0.0 if n == 0 else -math.inf
+            text = "Delta -∞ (none before)" if n else "Delta 0.00%"
         else:
-            change = (n - b) / b * 100
-        text = f"{change:+.2f}%"
+            delta = delta_pct(b, n, gate.metric)
+            text = f"Delta {fmt_pct(delta)}"
     else:
-        change = n - b
-        text = f"{change:+.1f} ms" if gate.metric in LATENCY else f"{change:+,.2f}"
-    if not gate.crossed(change):
+        delta = change(gate.metric, b, n)
+        text = f"Delta {delta + 0.0:.1f} ms" if gate.metric in LATENCY else f"Delta {delta + 0.0:,.2f}"
+    if not gate.crossed(delta):
         return
     line = f"{where}: {show(b)} → {show(n)} ({text})"
     if gate.metric in LATENCY:
         d = cmp.delta(pair, name, gate.metric)
         if d and d.ci:
-            # The CI is of (base − new) / base; the gate speaks of (new − base).
-            lo, hi = -d.ci[1], -d.ci[0]
-            line += f", {CONFIDENCE:.0%} CI {lo:+.1f}% … {hi:+.1f}%"
+            lo, hi = d.ci
+            line += f", {CONFIDENCE:.0%} CI [{lo:.1f} … {hi:.1f}]"
             if lo <= 0 <= hi:
                 result.notes.append(line + ": within noise, not failed")
                 return

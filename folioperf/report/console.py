@@ -13,7 +13,8 @@ _STYLES = {"good": "green", "bad": "bold red", "muted": "dim", "warn": "bold bla
            "code": "cyan"}
 
 
-def render(doc: Document, console: Console | None = None) -> None:
+def render(doc: Document, console: Console | None = None, html: str | None = None) -> None:
+    """The document on the console; `html` names the HTML report holding its charts when one was written."""
     console = console or Console()
     console.print(Text(doc.title, style="bold underline"))
     for text in doc.warnings:
@@ -34,8 +35,9 @@ def render(doc: Document, console: Console | None = None) -> None:
                 console.print(Text(note, style="dim"))
         charts += len(section.charts)
     if charts:
-        console.print(Text(f"{charts} chart{'s are' if charts > 1 else ' is'} in the HTML report (-o report.html).",
-                           style="dim"))
+        where = html or "the HTML report (-o report.html)"
+        console.print(Text(f"{charts} chart{'s are' if charts > 1 else ' is'} in {where}.", style="dim"),
+                      soft_wrap=True)  # a path stays whole
 
 
 def fit(table: Table, width: int) -> list[Table]:

@@ -6,7 +6,8 @@ from __future__ import annotations
 from folioperf.report.document import Cell, Document, Table
 
 
-def render(doc: Document) -> str:
+def render(doc: Document, html: str | None = None) -> str:
+    """The document as Markdown; `html` names the HTML report holding its charts when one is written."""
     out = [f"# {doc.title}", ""]
     for text in doc.warnings:
         out += [f"> **⚠ Warning:** {_inline(text)}", ">"]
@@ -23,8 +24,8 @@ def render(doc: Document) -> str:
             out += table_lines(table, show_title=table.title != section.title) + [""]
         charts += len(section.charts)
     if charts:
-        out += [f"_{charts} chart{'s are' if charts > 1 else ' is'} in the HTML version of this report "
-                f"(`-o report.html`)._", ""]
+        where = f"`{html}`" if html else "the HTML version of this report (`-o report.html`)"
+        out += [f"_{charts} chart{'s are' if charts > 1 else ' is'} in {where}._", ""]
     return "\n".join(out)
 
 

@@ -5,11 +5,13 @@ per-window chart data and the database section."""
 from __future__ import annotations
 
 from collections import defaultdict
-from datetime import datetime
+from datetime import datetime, timedelta
 
+from folioperf.metrics import WINDOW_S
 from folioperf.report.document import Cell, Chart, Document, Section, Series, Table
 from folioperf.report.runs import SCHEDULED, TRANSACTION, Group, flags_of, group_runs, kind_of
-from folioperf.results import Results
+from folioperf.results import Results, RunInfo
+from folioperf.wording import plural
 
 UNITS = ("s", "ms")
 DEFAULT_SLOW_MS = 100.0
@@ -47,6 +49,21 @@ def fmt_duration(seconds: float) -> str:
     m, s = divmod(rest, 60)
     parts = [f"{h} h" if h else "", f"{m} min" if m else "", f"{s} s" if s and not h else ""]
     return " ".join(p for p in parts if p) or "0 s"
+
+
+def fmt_run_length(runs: list[RunInfo]) -> str:
+    """What ran: the test duration asked for ("20 s", "20 s each") and, when the runs took a second or more
+    longer from start to the last user's stop, that wall time too; runs without a set duration (stopped
+    by hand) by their wall time alone."""
+    asked = sorted({r.duration_s for r in runs if r.duration_s})
+    walls = sorted(r.elapsed_s for r in runs)
+    wall = " – ".join(dict.fromkeys((fmt_duration(walls[0]), fmt_duration(walls[-1]))))
+    if not asked:
+        return wall
+    text = " / ".join(fmt_duration(a) for a in asked) + (" each" if len(runs) > 1 and len(asked) == 1 else "")
+    if any(not r.duration_s or _longer(r) for r in runs):
+        text += f" ({wall} wall time, until every user stopped)"
+    return text
 
 
 def fmt_bytes(n: float) -> str:
@@ -137,8 +154,7 @@ def header_facts(groups: list[Group]) -> list[tuple[str, str]]:
     facts.append(("Modules", ", ".join(modules) if modules else "not reported by the target"))
     facts.append(("Date", _span(min(r.start for r in runs), max(r.end for r in runs))))
     facts.append(("Users", ", ".join(str(u) for u in sorted({g.users for g in groups}))))
-    durations = sorted({fmt_duration(r.duration_s or r.elapsed_s) for r in runs})
-    facts.append(("Duration", " / ".join(durations) + (" each" if len(runs) > 1 and len(durations) == 1 else "")))
+    facts.append(("Duration", fmt_run_length(runs)))
     if first.ramp_up_s:
         facts.append(("Ramp-up", fmt_duration(first.ramp_up_s)))
     rates = sorted({r.rate for r in runs if r.rate})
@@ -149,7 +165,7 @@ def header_facts(groups: list[Group]) -> list[tuple[str, str]]:
         facts.append(("Options", ", ".join(f"{k}={v}" for k, v in sorted(shared.items())) or "vary by run"))
     workers = sorted({r.workers for r in runs})
     peak = max((r.peak_cpu_percent or 0.0 for r in runs), default=0.0)
-    facts.append(("Load generator", ", ".join("local" if w == 0 else f"{w} workers" for w in workers)
+    facts.append(("Load generator", ", ".join("local" if w == 0 else plural(w, "worker") for w in workers)
                   + (f", peak CPU {peak:.0f} %" if peak else "")))
     facts.append(("Versions", ", ".join(f"{k} {first.versions[k]}" for k in ("folioperf", "locust", "python")
                                         if first.versions.get(k))))
@@ -174,18 +190,33 @@ def flag_warnings(groups: list[Group]) -> list[str]:
 
 
 def runs_table(groups: list[Group]) -> Table:
-    table = Table("Test runs", ["Test", "Users", "Duration", "Start (UTC)", "Load generator", "Requests",
-                                "Flags", "Results"])
+    table = Table("Test runs", ["Test", "Users", "Duration", "Start (UTC)", "Load generator", "Requests", "Flags",
+                                "Results"])
     n = 0
     for group in groups:
         for run in group.runs:
             n += 1
             requests = sum(e.count for e in run.apis())
             flags = ", ".join(f.replace("_", " ") for f in flags_of(run))
-            table.add(f"{n}.", group.label, fmt_duration(run.run.elapsed_s), run.run.start.strftime("%Y-%m-%d %H:%M"),
-                      "local" if not run.run.workers else f"{run.run.workers} workers", f"{requests:,}",
+            table.add(f"{n}.", group.label, _run_duration(run.run), run.run.start.strftime("%Y-%m-%d %H:%M"),
+                      "local" if not run.run.workers else plural(run.run.workers, "worker"), f"{requests:,}",
                       Cell(flags, "warn") if flags else "none", run.path.name)
+    if any(_longer(r.run) for g in groups for r in g.runs):
+        table.notes.append("Wall time: from the test's start until every user stopped (users finish what they "
+                           "were doing).")
     return table
+
+
+def _longer(run: RunInfo) -> bool:
+    """Whether the run took a second or more longer than its set duration (a set one only)."""
+    return bool(run.duration_s) and round(run.elapsed_s) > round(run.duration_s)
+
+
+def _run_duration(run: RunInfo) -> str:
+    if not run.duration_s:
+        return fmt_duration(run.elapsed_s)
+    wall = f", {fmt_duration(run.elapsed_s)} wall time" if _longer(run) else ""
+    return fmt_duration(run.duration_s) + wall
 
 
 # -- response times ---------------------------------------------------------------------------------
@@ -335,11 +366,10 @@ def response_time_chart(run: Results, label: str, unit: str) -> Chart | None:
               [w for w in run.timeseries if kind_of(w.type) == "API" and w.avg is not None]
     if not windows:
         return None
-    start = run.run.start
     scale = 1000.0 if unit == "s" else 1.0
     series = []
     for name in sorted({w.name for w in windows}):
-        points = _coarsen([w for w in windows if w.name == name], start)
+        points = _coarsen([w for w in windows if w.name == name], run.run)
         xs = [p[0] for p in points]
         series.append(Series(f"{name} average", xs, [p[1] / scale for p in points], key=name))
         series.append(Series(f"{name} 95th", xs, [p[2] / scale for p in points], dashed=True, key=name))
@@ -350,10 +380,9 @@ def throughput_chart(run: Results, label: str) -> Chart | None:
     windows = [w for w in run.timeseries if w.type == TRANSACTION and w.avg is not None]
     if not windows:
         return None
-    start = run.run.start
     series = []
     for name in sorted({w.name for w in windows}):
-        points = _coarsen([w for w in windows if w.name == name], start)
+        points = _coarsen([w for w in windows if w.name == name], run.run)
         series.append(Series(name, [p[0] for p in points], [p[3] for p in points]))
     return Chart(f"Transactions per second — {label}", "minutes since start", "per second", series)
 
@@ -381,19 +410,25 @@ def _scaled(ms: float | None, scale: float) -> float:
     return float("nan") if ms is None else ms / scale
 
 
-def _coarsen(windows: list, start: datetime) -> list[tuple[float, float, float, float]]:
+def _coarsen(windows: list, run: RunInfo) -> list[tuple[float, float, float, float]]:
     """(minute, average, 95th, per second) points, windows merged so a chart has at most
-    MAX_CHART_POINTS; a merged point's 95th is the count-weighted mean of its windows' 95th."""
+    MAX_CHART_POINTS; a merged point's 95th is the count-weighted mean of its windows' 95th.
+
+    Windows are aligned to the wall clock (so workers' and runs' windows merge), the test is not: a point
+    stands at the start of the part of its windows inside the test, minute 0 being the test's start, and
+    its rate is over that part only (the first and last windows are partly outside the test)."""
     windows = sorted(windows, key=lambda w: w.start)
     step = max(1, -(-len(windows) // MAX_CHART_POINTS))
+    window = timedelta(seconds=WINDOW_S)
     points = []
     for i in range(0, len(windows), step):
         chunk = windows[i: i + step]
         count = sum(w.count for w in chunk)
-        t = (chunk[0].start - start).total_seconds() / 60
-        span = max(10.0, (chunk[-1].start - chunk[0].start).total_seconds() + 10.0)
+        first = max(chunk[0].start, run.start)
+        last = min(chunk[-1].start + window, max(run.end, first + timedelta(seconds=1)))
+        span = max(1.0, (last - first).total_seconds())
         if count:
-            points.append((t, sum(w.avg * w.count for w in chunk) / count,
+            points.append(((first - run.start).total_seconds() / 60, sum(w.avg * w.count for w in chunk) / count,
                            sum((w.p95 or w.avg) * w.count for w in chunk) / count, count / span))
     return points
 

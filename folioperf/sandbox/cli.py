@@ -25,6 +25,16 @@ def _release(value: str) -> str:
     return value.strip().lower()
 
 
+def _port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"invalid port {text!r}: a whole number from 0 to 65535 (0 picks a free one)")
+    return value
+
+
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--db", default=dsn_from_env(), metavar="DSN",
                    help=f"PostgreSQL DSN, created when missing (default $FOLIOPERF_DB or {DEFAULT_DSN})")
@@ -49,7 +59,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     start = ssub.add_parser("start", help="serve the sandbox until SIGINT/SIGTERM (runs init first)")
     _common(start)
     start.add_argument("--host", default="127.0.0.1")
-    start.add_argument("--port", type=int, default=9130, help="port (0 picks a free one; default 9130)")
+    start.add_argument("--port", type=_port, default=9130, help="port (0 picks a free one; default 9130)")
     start.add_argument("--processes", type=int, default=1, help="worker processes sharing the port (default 1)")
     start.add_argument("--token-ttl", type=int, metavar="SECONDS",
                        help="access token lifetime (default: mod-authtoken's 600, or the release's Keycloak realm on Eureka)")

@@ -17,20 +17,16 @@ from folioperf.errors import FolioperfError  # noqa: E402
 
 
 def _init(args: argparse.Namespace) -> list[str]:
-    from folioperf.sandbox import reference, schema
+    from folioperf.sandbox import reference
 
     tenants = args.tenants or [DEFAULT_TENANT]
     release = releases.release(args.folio_release)
     versions = release.versions(releases.EUREKA if getattr(args, "eureka", False) else releases.OKAPI)
     db.ensure_database(args.db)
-    with db.connect(args.db) as conn:
-        with conn.transaction():
-            conn.execute("SELECT pg_advisory_xact_lock(7468930)")  # concurrent inits wait for each other
-            schema.install_extensions(conn)
-            for tenant in tenants:
-                reference.init_tenant(conn, tenant, args.admin_user, args.admin_password, reset=args.reset,
-                                      versions=versions)
-            reference.signing_key(conn)
+    note = reference.init_database(args.db, tenants, args.admin_user, args.admin_password, reset=args.reset,
+                                   versions=versions)
+    if note:
+        print(f"folioperf: warning: {note}", file=sys.stderr, flush=True)
     return tenants
 
 
@@ -43,7 +39,7 @@ def init(args: argparse.Namespace) -> int:
 
 def start(args: argparse.Namespace) -> int:
     from folioperf.sandbox.app import Settings, build_router, deployment
-    from folioperf.sandbox.server import serve
+    from folioperf.sandbox.server import listen, serve
 
     if args.processes < 1:
         raise FolioperfError("--processes must be at least 1")
@@ -71,7 +67,15 @@ def start(args: argparse.Namespace) -> int:
         settings.latency_profile = latency.load(args.latency_profile, {r.name for r in router.routes})
     profile = settings.latency_profile
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s sandbox %(levelname)s %(name)s: %(message)s")
-    tenants = _init(args)
+    try:  # first: a port that is taken must not cost a database set-up
+        sock = listen(args.host, args.port)
+    except OSError as exc:
+        raise FolioperfError(f"cannot listen on {args.host}:{args.port}: {exc.strerror}") from None
+    try:
+        tenants = _init(args)
+    except BaseException:
+        sock.close()
+        raise
 
     def ready(url: str) -> None:
         delays = f"; latency profile: {profile.name}" if profile is not None else ""
@@ -79,8 +83,6 @@ def start(args: argparse.Namespace) -> int:
               f"FOLIO {settings.release.title} on {platform.capitalize()}; processes: {args.processes}{delays})", flush=True)
 
     try:
-        return serve(settings, ready)
-    except OSError as exc:
-        raise FolioperfError(f"cannot listen on {args.host}:{args.port}: {exc.strerror}") from None
+        return serve(settings, sock, ready)
     finally:
         sys.stdout.flush()

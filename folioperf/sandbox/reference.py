@@ -15,10 +15,13 @@ import psycopg
 from psycopg import sql
 from psycopg.types.json import Jsonb
 
+from folioperf import db
+from folioperf.errors import FolioperfError
 from folioperf.sandbox import schema
 from folioperf.sandbox.auth import hash_password
 from folioperf.sandbox.storage import now_iso
 
+INIT_LOCK = 7468930  # concurrent inits of one database wait for each other
 ADMIN_PERMISSIONS = ["folio_admin"]  # the sandbox grants every permission to holders of folio_admin
 
 
@@ -120,3 +123,25 @@ def signing_key(conn: psycopg.Connection) -> str:
         (secrets.token_hex(32),),
     )
     return conn.execute(sql.SQL("SELECT value FROM {} WHERE key = 'jwt.signing.key'").format(table)).fetchone()[0]
+
+
+def init_database(dsn: str, tenants: list[str], admin_user: str, admin_password: str,
+                  reset: bool = False, versions: dict[str, str] | None = None) -> str | None:
+    """Create or upgrade the sandbox's extensions, tables and tenants in an existing database, in one
+    transaction. Returns a note when pg_stat_statements could not be created (the role is no superuser);
+    a role that may not create schemas or extensions there is a one-line error naming the privilege."""
+    with db.connect(dsn) as conn:
+        try:
+            with conn.transaction():
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", (INIT_LOCK,))
+                note = schema.install_extensions(conn)
+                for tenant in tenants:
+                    init_tenant(conn, tenant, admin_user, admin_password, reset=reset, versions=versions)
+                signing_key(conn)
+        except psycopg.errors.InsufficientPrivilege as exc:
+            user, name = conn.info.user, conn.info.dbname
+            raise FolioperfError(
+                f"role {user} may not set up the sandbox in database {name}: {exc.diag.message_primary}; it needs "
+                f"the CREATE privilege there (a superuser can GRANT CREATE ON DATABASE {name} TO {user}, or make "
+                f"{user} its owner)") from None
+    return note

@@ -474,16 +474,24 @@ def _schema_ddl(tenant: str, module: str) -> list[sql.Composable]:
     ]
 
 
-def pg_stat_statements_loaded(conn: psycopg.Connection) -> bool:
-    libs = conn.execute("SHOW shared_preload_libraries").fetchone()[0]
-    return "pg_stat_statements" in libs
-
-
-def install_extensions(conn: psycopg.Connection) -> None:
+def install_extensions(conn: psycopg.Connection) -> str | None:
+    """unaccent and pg_trgm (trusted extensions: the CREATE privilege on the database is enough), the
+    sandbox's own tables, and pg_stat_statements when the server preloads it. Only a superuser may create
+    (or see whether the server preloads) pg_stat_statements: for any other role, returns what the reports
+    then lack and how to get it."""
     for ext in ("unaccent", "pg_trgm"):
         conn.execute(sql.SQL("CREATE EXTENSION IF NOT EXISTS {} SCHEMA public").format(sql.Identifier(ext)))
-    if pg_stat_statements_loaded(conn):
-        conn.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements SCHEMA public")
+    note = None
+    installed = conn.execute("SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'pg_stat_statements')")
+    if not installed.fetchone()[0]:
+        user, db, superuser = conn.execute(
+            "SELECT current_user, current_database(), current_setting('is_superuser') = 'on'").fetchone()
+        if not superuser:
+            note = (f"role {user} is no superuser, so pg_stat_statements was not created: runs work, but their "
+                    f"reports will lack the database's top statements until a superuser runs CREATE EXTENSION "
+                    f"pg_stat_statements; in database {db}")
+        elif "pg_stat_statements" in conn.execute("SHOW shared_preload_libraries").fetchone()[0]:
+            conn.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements SCHEMA public")
     conn.execute(
         sql.SQL(
             "CREATE SCHEMA IF NOT EXISTS {meta};"
@@ -493,6 +501,7 @@ def install_extensions(conn: psycopg.Connection) -> None:
             " tenant text NOT NULL, user_id uuid NOT NULL, generation integer NOT NULL, PRIMARY KEY (tenant, user_id))"
         ).format(meta=sql.Identifier(META_SCHEMA))
     )
+    return note
 
 
 def install_tenant(conn: psycopg.Connection, tenant: str, versions: Mapping[str, str] | None = None) -> None:

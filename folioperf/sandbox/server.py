@@ -37,11 +37,11 @@ def listen(host: str, port: int) -> socket.socket:
     return sock
 
 
-def serve(settings: Settings, on_ready: Callable[[str], None]) -> int:
-    """Serve until SIGINT/SIGTERM; returns the process exit code."""
+def serve(settings: Settings, sock: socket.socket, on_ready: Callable[[str], None]) -> int:
+    """Serve on a socket from `listen` (bound before anything else starts, so a taken port changes
+    nothing) until SIGINT/SIGTERM; returns the process exit code."""
     # JSON as deep as Jackson's limit (web.MAX_JSON_DEPTH) parses: json.loads recurses once per level
     sys.setrecursionlimit(max(sys.getrecursionlimit(), 4 * MAX_JSON_DEPTH))
-    sock = listen(settings.host, settings.port)
     settings.port = sock.getsockname()[1]
     url = f"http://{settings.host}:{settings.port}"
     router = build_router(settings)

@@ -59,6 +59,8 @@ def seed(args: argparse.Namespace) -> int:
     from folioperf.seed.seeding import seed as run
 
     ds = _dataset(args)
+    if db.ensure_database(args.db):
+        _init_sandbox_database(args.db, args.tenant)
     where = f"tenant {args.tenant} at {db.redact(args.db)}"
     outcome = run(args.db, args.tenant, ds, args.scale, args.replace, err)
     if outcome.nothing_to_add:
@@ -71,6 +73,18 @@ def seed(args: argparse.Namespace) -> int:
     out.print(f"seeded {ds.name} at scale {args.scale:g} into {where}:")
     out.print(_summary(outcome))
     return 0
+
+
+def _init_sandbox_database(dsn: str, tenant: str) -> None:
+    """A database that did not exist is no FOLIO's: set it up as the sandbox's, as `folioperf run` does."""
+    from folioperf.config import DEFAULT_ADMIN_PASSWORD, DEFAULT_ADMIN_USER
+    from folioperf.sandbox import reference
+
+    note = reference.init_database(dsn, [tenant], DEFAULT_ADMIN_USER, DEFAULT_ADMIN_PASSWORD)
+    err.print(f"created database {db.database_name(dsn)} with the sandbox's tables for tenant {tenant} "
+              f"(`folioperf sandbox start --db {db.redact(dsn)}` serves it)")
+    if note:
+        err.print(f"[yellow]folioperf: warning: {note}[/]")
 
 
 def reset(args: argparse.Namespace) -> int:

@@ -13,7 +13,9 @@ The check-in/out desk is the primary service point of the dataset's first locati
 that location, else of the location most of the first 1,000 available items are at; CICO's items are
 then the ones at locations that desk serves, so a check-in there makes them Available again. When the
 dataset is seeded in the tenant, pools hold only its records (a tenant may hold several datasets); on
-FOLIO data folioperf did not seed, they come from the whole tenant.
+FOLIO data folioperf did not seed, they come from the whole tenant. A tenant holding other datasets
+folioperf seeded, but not this one, is refused (as `reset` refuses): their records are not this
+dataset's.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from psycopg import sql
 from folioperf.errors import FolioperfError
 from folioperf.seed.dataset import WORKFLOW_DATASETS, Dataset
 from folioperf.seed.ids import IdRange
+from folioperf.seed import marker
 from folioperf.seed.layout import Layout
 
 FORMAT = "folioperf-pools/1"
@@ -60,8 +63,10 @@ class Scope:
 
 class Source(Protocol):
     name: str
+    tenant: str
 
     def dataset_present(self, ds: Dataset) -> bool: ...
+    def seeded_datasets(self) -> list[str]: ...
     def locations(self) -> list[dict]: ...
     def service_points(self) -> list[dict]: ...
     def available_item_locations(self, sample: int) -> list[str]: ...
@@ -86,6 +91,7 @@ class DatabaseSource:
 
     def __init__(self, conn: psycopg.Connection, layout: Layout) -> None:
         self.conn, self.layout = conn, layout
+        self.tenant = layout.tenant
 
     def t(self, key: str) -> sql.Identifier:
         return self.layout[key].ident
@@ -100,6 +106,9 @@ class DatabaseSource:
         r = ds.ids.of("instance")
         return self.conn.execute(sql.SQL("SELECT EXISTS (SELECT 1 FROM {} WHERE id BETWEEN %s AND %s)").format(self.t("instance")),
                                  (r.low, r.high)).fetchone()[0]
+
+    def seeded_datasets(self) -> list[str]:
+        return marker.seeded(self.conn, self.layout)
 
     def locations(self) -> list[dict]:
         return [r[0] for r in self.conn.execute(sql.SQL("SELECT jsonb FROM {} ORDER BY id").format(self.t("location")))]
@@ -195,12 +204,17 @@ class ApiSource:
 
     def __init__(self, reader) -> None:  # folioperf.seed.okapi_reader.OkapiReader
         self.api = reader
+        self.tenant = reader.tenant
         self._loans: list[dict] | None = None
         self._requests: list[dict] | None = None
 
     def dataset_present(self, ds: Dataset) -> bool:
         body = self.api.get("/instance-storage/instances", {"query": f'hrid=="{ds.ids.instance_hrid_prefix}*"', "limit": 0})
         return bool(body and body.get("totalRecords"))
+
+    def seeded_datasets(self) -> list[str]:
+        query = f"module=={marker.MODULE} and configName=={marker.CONFIG_NAME}"
+        return sorted(e["code"] for e in self.api.iterate("/configurations/entries", "configs", query, missing_ok=True))
 
     def locations(self) -> list[dict]:
         return list(self.api.iterate("/locations", "locations", "cql.allRecords=1"))
@@ -325,8 +339,19 @@ def checkin_service_point(source: Source, ds: Dataset) -> dict:
     return {"id": sp["id"], "name": sp["name"]}
 
 
+def scope_of(source: Source, ds: Dataset) -> Scope | None:
+    """The dataset's records when the tenant holds it; None (the whole tenant) when it holds no dataset
+    folioperf seeded; else the refusal `reset` gives."""
+    if source.dataset_present(ds):
+        return Scope.of(ds)
+    seeded = source.seeded_datasets()
+    if seeded:
+        raise marker.not_seeded(ds, source.tenant, seeded)
+    return None
+
+
 def build(source: Source, ds: Dataset, workflow: str, limit: int) -> dict[str, list[dict]]:
-    scope = Scope.of(ds) if source.dataset_present(ds) else None
+    scope = scope_of(source, ds)
     if workflow == "check-in-check-out":
         sp = checkin_service_point(source, ds)
         served = sorted(l["id"] for l in source.locations()

@@ -16,6 +16,7 @@ from psycopg import sql
 from psycopg.types.json import Jsonb
 
 from folioperf import __version__
+from folioperf.errors import FolioperfError
 from folioperf.seed.dataset import Counts, Dataset
 from folioperf.seed.ids import NAMESPACE
 from folioperf.seed.layout import Layout
@@ -35,6 +36,24 @@ def read(conn: psycopg.Connection, layout: Layout, ds: Dataset) -> dict | None:
         return None
     row = conn.execute(sql.SQL("SELECT jsonb->>'value' FROM {} WHERE id = %s").format(table.ident), (_id(ds),)).fetchone()
     return json.loads(row[0]) if row and row[0] else None
+
+
+def seeded(conn: psycopg.Connection, layout: Layout) -> list[str]:
+    """The names of the datasets seeded in the tenant, by their markers."""
+    table = layout.get("config_data")
+    if table is None:
+        return []
+    rows = conn.execute(sql.SQL("SELECT jsonb->>'code' FROM {} WHERE jsonb->>'module' = %s AND jsonb->>'configName' = %s "
+                                "ORDER BY 1").format(table.ident), (MODULE, CONFIG_NAME))
+    return [r[0] for r in rows]
+
+
+def not_seeded(ds: Dataset, tenant: str, seeded: list[str]) -> FolioperfError:
+    """The refusal to work on a dataset the tenant does not hold, naming the datasets it does hold (`seeded`,
+    from their markers). `reset` always refuses so; `pools` when the tenant holds datasets folioperf
+    seeded — other FOLIO data, folioperf never seeded, serves whole."""
+    held = f" (it holds {', '.join(seeded)})" if seeded else ""
+    return FolioperfError(f"dataset {ds.name} is not seeded in tenant {tenant}{held}; run `folioperf seed {ds.name}` first")
 
 
 def write(conn: psycopg.Connection, layout: Layout, ds: Dataset, scale: float, counts: Counts, now: str) -> None:

@@ -20,7 +20,7 @@ from rich.console import Console
 
 from folioperf import db
 from folioperf.errors import FolioperfError
-from folioperf.seed import layout as layout_mod, load, seeding
+from folioperf.seed import layout as layout_mod, load, marker, seeding
 from folioperf.seed.cleanup import CIRCULATION_STATE, clear_circulation, restore_items
 from folioperf.seed.dataset import Dataset
 from folioperf.seed.layout import Layout
@@ -41,7 +41,7 @@ def reset(dsn: str, tenant: str, ds: Dataset, scale: float | None, console: Cons
                 if edited:
                     raise FolioperfError(edited + f"; restore the file or re-seed it with `folioperf seed {ds.name} --replace`")
                 if found.empty:
-                    raise FolioperfError(f"dataset {ds.name} is not seeded in tenant {tenant}; run `folioperf seed {ds.name}` first")
+                    raise marker.not_seeded(ds, tenant, marker.seeded(conn, layout))
                 scale = seeding.seeded_scale(found, scale)
                 counts = ds.scaled(scale)
                 if not seeding.matches(found, counts):

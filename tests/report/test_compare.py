@@ -79,17 +79,20 @@ def test_labels_default_to_the_runs_tags():
 
 
 def test_a_passing_gate_exits_0(capsys):
-    assert main(["compare", str(KIWI), str(LOTUS), "--fail-if", "p95>+5%", "--fail-if", "failures>0"]) == 0
+    assert main(["compare", str(KIWI), str(LOTUS), "--fail-if", "p95<-5%", "--fail-if", "failures>0"]) == 0
     assert "gate failed" not in capsys.readouterr().err
 
 
 def test_a_failing_gate_exits_1_with_one_line_per_failure(capsys):
     # Lotus as the base: going back to Kiwi is a regression everywhere but at 5 users for check-out
     # (1.440 s -> 1.448 s, +0.56 %)
-    assert main(["compare", str(LOTUS), str(KIWI), "--fail-if", "p95>+5%"]) == 1
+    assert main(["compare", str(LOTUS), str(KIWI), "--fail-if", "p95<-5%"]) == 1
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 7
-    assert lines[0] == "folioperf: gate failed: p95>+5%: Check-in at 1 user: 1.000 s → 1.214 s (+21.40%)"
+    # the gate message gives the Delta with the table's sign: negative, NEW (Kiwi) is slower
+    assert lines[0] == "folioperf: gate failed: p95<-5%: Check-in at 1 user: 1.000 s → 1.214 s (Delta -21.40%)"
+    table = build_comparison(compare_runs(load_runs([LOTUS]), load_runs([KIWI]))).table("95th percentile (seconds)")
+    assert table.row("1 user")["Check-in Delta"] == "-21.40%"
     assert not any("Check-out at 5 users" in line for line in lines)
 
 
@@ -97,23 +100,30 @@ def test_absolute_and_named_gates(capsys):
     assert main(["compare", str(KIWI), str(LOTUS), "--fail-if", "Check-out:p95>1.8s", "--unit", "ms"]) == 1
     assert capsys.readouterr().err.strip() == \
         "folioperf: gate failed: Check-out:p95>1.8s: Check-out at 1 user: Lotus 1,812 ms"
-    assert main(["compare", str(KIWI), str(LOTUS), "--fail-if", "avg>+50ms", "--fail-if", "rps<-10%"]) == 0
+    assert main(["compare", str(KIWI), str(LOTUS), "--fail-if", "avg<-50ms", "--fail-if", "rps<-10%"]) == 0
+    assert main(["compare", str(LOTUS), str(KIWI), "--fail-if", "Check-out:avg<-300ms"]) == 1
+    assert capsys.readouterr().err.strip().splitlines()[0] == \
+        "folioperf: gate failed: Check-out:avg<-300ms: Check-out at 1 user: 1.188 s → 1.582 s (Delta -394.0 ms)"
 
 
 def test_failures_gate(capsys):
     assert main(["compare", str(CAMPAIGN), str(CAMPAIGN), "--fail-if", "failures>0"]) == 1
     assert capsys.readouterr().err.strip() == "folioperf: gate failed: failures>0: Check-out at 5 users: new 2"
-    assert main(["compare", str(CAMPAIGN), str(CAMPAIGN), "--fail-if", "failures>+0"]) == 0  # no more than before
+    assert main(["compare", str(CAMPAIGN), str(CAMPAIGN), "--fail-if", "failures<-0"]) == 0  # no more than before
 
 
 @pytest.mark.parametrize("gate, message", [
-    ("p95>5", "invalid gate 'p95>5': a p95 threshold needs ms or s, or a signed % change (e.g. p95>+5%)"),
-    ("mean:10%", "invalid gate 'mean:10%': expected [NAME:]METRIC>|<[+|-]NUMBER[%|ms|s], e.g. 'p95>+5%' or "
-                 "'Check-out:avg>+100ms'"),
-    ("p42>+5%", "invalid gate 'p42>+5%': unknown metric 'p42' (use avg|p50|p75|p90|p95|p99|failures|rps)"),
+    ("p95>5", "invalid gate 'p95>5': a p95 threshold needs ms or s, or a signed % Delta (e.g. p95<-5%)"),
+    ("mean:10%", "invalid gate 'mean:10%': expected [NAME:]METRIC>|<[+|-]NUMBER[%|ms|s], e.g. 'p95<-5%' or "
+                 "'Check-out:p95>800ms'"),
+    ("p42<-5%", "invalid gate 'p42<-5%': unknown metric 'p42' (use avg|p50|p75|p90|p95|p99|failures|rps)"),
     ("rps>10ms", "invalid gate 'rps>10ms': rps is not a time; use a number or %"),
-    ("Chek-out:p95>+5%", "gate 'Chek-out:p95>+5%' matches nothing present on both sides (transactions: "
+    ("Chek-out:p95<-5%", "gate 'Chek-out:p95<-5%' matches nothing present on both sides (transactions: "
                          "Check-in, Check-out)"),
+    # the sign is the tables': a positive Delta is an improvement, so '>+' would gate on getting faster
+    ("Check-out:p95>+5%", "invalid gate 'Check-out:p95>+5%': a signed threshold limits the Delta, which is positive "
+                          "when NEW is better (faster, more throughput, fewer failures), so a gate fails when it "
+                          "falls below: for a regression of more than 5% write 'Check-out:p95<-5%'"),
 ])
 def test_bad_gates_are_one_line_errors(gate, message, capsys):
     assert main(["compare", str(KIWI), str(LOTUS), "--fail-if", gate]) == 2
@@ -122,7 +132,7 @@ def test_bad_gates_are_one_line_errors(gate, message, capsys):
 
 def test_compare_needs_two_sides(capsys):
     assert main(["compare", str(KIWI)]) == 2
-    assert "compare needs BASE and NEW (got 1 directories)" in capsys.readouterr().err
+    assert "compare needs BASE and NEW (got 1 directory)" in capsys.readouterr().err
 
 
 def _transaction(values):
@@ -139,8 +149,11 @@ def test_a_real_regression_has_an_interval_away_from_zero(make_run, capsys):
     assert low < delta.pct < high < -15
     assert delta.verdict == "slower"
     assert build_comparison(cmp).table("Average (seconds)").rows[0][3].style == "bad"
-    assert main(["compare", str(base), str(new), "--fail-if", "avg>+5%"]) == 1
-    assert "CI +" in capsys.readouterr().err
+    assert main(["compare", str(base), str(new), "--fail-if", "avg<-5%"]) == 1
+    out, err = capsys.readouterr()
+    # the gate's Delta and interval are the table's cell: "-20.00% [-21.6 … -18.4]"
+    cell = build_comparison(cmp).table("Average (seconds)").rows[0][3].text
+    assert f"(Delta {cell.split(' [')[0]}), 95% CI [{cell.split(' [')[1]}" in err
 
 
 def test_noise_beyond_the_margin_does_not_fail_a_gate(make_run, capsys):
@@ -152,8 +165,8 @@ def test_noise_beyond_the_margin_does_not_fail_a_gate(make_run, capsys):
     assert delta.ci[0] < 0 < delta.ci[1]
     assert delta.verdict == "noise"
     assert delta.cell().text.endswith(" ~")
-    assert main(["compare", str(base), str(new), "--fail-if", "avg>+5%"]) == 0
-    assert "gate passed (noise): avg>+5%: Check-out at 1 user" in capsys.readouterr().err
+    assert main(["compare", str(base), str(new), "--fail-if", "avg<-5%"]) == 0
+    assert "gate passed (noise): avg<-5%: Check-out at 1 user" in capsys.readouterr().err
 
 
 def test_repeated_runs_widen_the_interval_with_run_to_run_variation(make_run):
@@ -201,6 +214,57 @@ def test_intervals_are_reproducible(make_run):
 def test_several_run_directories_per_side(make_run, capsys):
     base = [make_run("base", _transaction([500.0] * 20), users=u) for u in (1, 2)]
     new = [make_run("new", _transaction([400.0] * 20), users=u) for u in (1, 2)]
-    assert main(["compare", "--base", *map(str, base), "--new", *map(str, new), "--fail-if", "p50>+5%"]) == 0
+    assert main(["compare", "--base", *map(str, base), "--new", *map(str, new), "--fail-if", "p50<-5%"]) == 0
     out = capsys.readouterr().out
     assert "2 users" in out and "20.00%" in out
+
+
+def test_runs_of_different_user_counts_and_durations_are_compared_with_a_warning(make_run, capsys, tmp_path):
+    base = make_run("base", _transaction([400.0 + (i * 37) % 200 for i in range(400)]), users=4, duration_s=30.0)
+    new = make_run("new", _transaction([480.0 + (i * 37) % 240 for i in range(100)]), users=2, duration_s=5.0)
+    differ = "base and new ran different tests (users 4 vs 2; duration 30 s vs 5 s): their deltas compare unlike loads"
+
+    output = tmp_path / "compare.md"
+    assert main(["compare", str(base), str(new), "-o", str(output)]) == 0
+    assert capsys.readouterr().err.splitlines() == [f"folioperf: warning: {differ}", f"wrote {output}"]
+    assert f"> **⚠ Warning:** {differ}." in output.read_text()
+
+    # a gate between unlike runs is refused in one line, before anything is written
+    output.unlink()
+    assert main(["compare", str(base), str(new), "--fail-if", "avg<-5%", "-o", str(output)]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        f"folioperf: error: gates refused: {differ}; compare like with like, or pass --force"]
+    assert not output.exists()
+
+    assert main(["compare", str(base), str(new), "--fail-if", "avg<-5%", "--force", "-o", str(output)]) == 1
+    err = capsys.readouterr().err
+    assert "gate failed: avg<-5%: Check-out at 4 users → 2 users: " in err and f"warning: {differ}" in err
+
+
+def test_options_that_differ_are_named(make_run, capsys):
+    base, new = (make_run(side, _transaction([500.0] * 20), duration_s=60.0) for side in ("base", "new"))
+    run_json = new / "run.json"
+    run = json.loads(run_json.read_text())
+    run["options"] = {"think_time": "0.5", "variant": "item"}
+    run["elapsed_s"] = 63.0  # the wall time is not the duration: users finish their iterations
+    run_json.write_text(json.dumps(run))
+    cmp = compare_runs(load_runs([base]), load_runs([new]))
+    assert cmp.differences == ["think time unset vs 0.5", "variant unset vs item"]
+    assert main(["compare", str(base), str(new), "--fail-if", "p95>1s"]) == 2
+    assert "(think time unset vs 0.5; variant unset vs item)" in capsys.readouterr().err
+
+
+def test_one_user_and_one_worker_read_singular(make_run, capsys):
+    base = make_run("base", _transaction([500.0] * 20))
+    new = make_run("new", _transaction([500.0] * 20))
+    run = json.loads((new / "run.json").read_text())
+    run["workers"], run["flags"]["cpu_saturated"] = 1, True
+    (new / "run.json").write_text(json.dumps(run))
+    doc = build_comparison(compare_runs(load_runs([base]), load_runs([new])))
+    assert doc.warnings[0].startswith(f"new, 1 user ({new.name}): the load generator's CPU was saturated")
+    assert dict(doc.facts)["New"].startswith("1 run; users 1; 1 min;")
+    report = build_report(load_runs([new]))
+    assert dict(report.facts)["Load generator"] == "1 worker"
+    assert report.table("Test runs").column("Load generator") == ["1 worker"]
+    assert main(["compare", str(base)]) == 2
+    assert "(got 1 directory)" in capsys.readouterr().err

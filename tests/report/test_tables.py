@@ -119,6 +119,48 @@ def test_header_and_flags(campaign):
     assert text.index("⚠ Warning:** 5 users, run 2") < text.index("| Check-in |")
 
 
+def test_the_header_says_what_ran_test_duration_and_wall_time(tmp_path):
+    """Runs of 20 s whose users took until 27 and 28 s to stop: both are said, not "20 s" alone."""
+    from datetime import timedelta
+
+    paths = []
+    for users, wall in ((1, 27.4), (2, 28.2)):
+        path = write_run(tmp_path, {("Transaction", "Check-out"): [500.0] * 20}, users=users, duration_s=20.0)
+        run = json.loads((path / "run.json").read_text())
+        start = load_runs([path])[0].run.start
+        run["end"] = (start + timedelta(seconds=wall)).isoformat().replace("+00:00", "Z")
+        (path / "run.json").write_text(json.dumps(run))
+        paths.append(path)
+    doc = build_report(load_runs(paths))
+    assert dict(doc.facts)["Duration"] == "20 s each (27 s – 28 s wall time, until every user stopped)"
+    runs = doc.table("Test runs")
+    assert runs.column("Users") == ["1 user", "2 users"]
+    assert runs.column("Duration") == ["20 s, 27 s wall time", "20 s, 28 s wall time"]
+    assert runs.notes == ["Wall time: from the test's start until every user stopped (users finish what they were "
+                          "doing)."]
+    assert "1 users" not in markdown.render(doc)
+
+
+def test_charts_start_at_the_tests_start(tmp_path):
+    """Windows are aligned to the wall clock, the test is not: a test starting at 12:00:04 has its first
+    window at 12:00:00. Its charts still start at minute 0, and a steady 1 request/s reads 1/s in the
+    partial first and last windows too."""
+    from datetime import datetime, timezone
+
+    from folioperf.report.charts import figure
+    from folioperf.report.tables import response_time_chart, throughput_chart
+
+    start = datetime(2026, 11, 22, 12, 0, 4, tzinfo=timezone.utc)
+    path = write_run(tmp_path, {("Transaction", "Check-out"): [500.0] * 60}, start=start, duration_s=60.0)
+    (run,) = load_runs([path])
+    assert run.timeseries[0].start < start  # the first window began before the test
+    for chart in (response_time_chart(run, "1 user", "s"), throughput_chart(run, "1 user")):
+        assert min(x for s in chart.series for x in s.x) == 0
+        assert figure(chart).axes[0].get_xlim()[0] == 0
+    rates = throughput_chart(run, "1 user").series[0].y
+    assert len(rates) == 7 and rates == pytest.approx([1.0] * 7)
+
+
 def test_longevity_hour_by_hour():
     doc = build_report(load_runs([LONGEVITY]))
     table = doc.table("Hour by hour — 20 users (average, seconds)")

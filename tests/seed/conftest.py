@@ -84,7 +84,7 @@ def scratch_db() -> Iterator:
     """scratch_db() → the DSN of a new database holding a sandbox-initialised tenant `diku` (no server); dropped
     after the test."""
     from folioperf import db
-    from folioperf.sandbox import reference, schema
+    from folioperf.sandbox import reference
 
     created: list[str] = []
 
@@ -93,10 +93,7 @@ def scratch_db() -> Iterator:
                                f"folioperf_test_seed_{uuid.uuid4().hex[:10]}")
         db.ensure_database(dsn)
         created.append(dsn)
-        with db.connect(dsn) as conn:
-            with conn.transaction():
-                schema.install_extensions(conn)
-                reference.init_tenant(conn, "diku", "diku_admin", "admin")
+        reference.init_database(dsn, ["diku"], "diku_admin", "admin")
         return dsn
 
     yield make

@@ -1,10 +1,13 @@
 """`folioperf pools`: the pools file matches what the database holds, the API path writes the same
-pools as the database path, and it works on data folioperf did not seed."""
+pools as the database path, and it works on data folioperf did not seed — but refuses a dataset the
+tenant does not hold beside others folioperf seeded."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
+import psycopg
 import pytest
 
 from folioperf.seed import dataset
@@ -97,7 +100,9 @@ def test_the_api_path_writes_the_same_pools_as_the_database_path(target, seeded,
 
 def test_pools_of_data_folioperf_did_not_seed_come_from_the_whole_tenant(scratch_db, tmp_path):
     dsn = scratch_db()
-    assert run("seed", "cico", "--db", dsn, "--scale", "0.01")[0] == 0  # rih is not seeded here: its pools are tenant-wide
+    assert run("seed", "cico", "--db", dsn, "--scale", "0.01")[0] == 0
+    with psycopg.connect(dsn) as conn:  # without its marker, cico's records are data folioperf did not seed
+        conn.execute("DELETE FROM diku_mod_configuration.config_data WHERE jsonb->>'module' = 'FOLIOPERF'")
     path = tmp_path / "rih.json"
     code, out, err = run("pools", "rih", "--db", dsn, "-o", str(path))
     assert code == 0, err
@@ -105,6 +110,30 @@ def test_pools_of_data_folioperf_did_not_seed_come_from_the_whole_tenant(scratch
     cico = dataset.load("cico")
     assert [i["id"] for i in instances] == [cico.ids.of("instance")(i) for i in range(250)]
     assert instances[0]["hrid"] == cico.ids.instance_hrid(0)
+
+
+def test_pools_of_a_dataset_not_seeded_beside_one_that_is_are_refused_as_reset_refuses(scratch_db, tmp_path):
+    """Only cico is seeded: the holds pools would be cico's patrons and items under the holds label."""
+    dsn = scratch_db()
+    assert run("seed", "cico", "--db", dsn, "--scale", "0.01")[0] == 0
+    refusal = ("folioperf: error: dataset holds is not seeded in tenant diku (it holds cico); run `folioperf seed "
+               "holds` first\n")
+    path = tmp_path / "holds.json"
+    assert run("pools", "--workflow", "holds", "--db", dsn, "-o", str(path)) == (2, "", refusal)
+    assert run("reset", "holds", "--db", dsn) == (2, "", refusal)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_api_path_refuses_a_dataset_the_tenant_does_not_hold_too(target, seeded, tmp_path):
+    seeded("cico")
+    other = tmp_path / "other.toml"  # a dataset never seeded anywhere: its own ids and prefix
+    other.write_text(Path(dataset.locate("cico")).read_text().replace('prefix = "cico"', 'prefix = "othr"'))
+    r = run_process("pools", str(other), "--workflow", "rih", "--okapi-url", target.url, "--tenant", target.tenant,
+                    "-o", str(tmp_path / "other.json"), env={"FOLIOPERF_PASSWORD": "admin"})
+    assert r.returncode == 2
+    assert r.stderr.startswith(f"folioperf: error: dataset other is not seeded in tenant {target.tenant} (it holds ")
+    assert "cico" in r.stderr and r.stderr.count("\n") == 1
+    assert not (tmp_path / "other.json").exists()
 
 
 def test_an_empty_pool_is_one_line_and_writes_nothing(scratch_db, tmp_path):

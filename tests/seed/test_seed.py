@@ -3,14 +3,19 @@ deterministic, transactional (an error or Ctrl-C leaves nothing) and says clearl
 
 from __future__ import annotations
 
+import os
 import signal
+import socket
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 
 import psycopg
+import pytest
 
+from folioperf import db
 from folioperf.seed import dataset
 
 from .conftest import SCALES, run, run_process
@@ -191,6 +196,47 @@ def test_a_tenant_without_folio_schemas_is_one_line(scratch_db):
     assert len(lines) == 1
     assert lines[0].startswith("folioperf: error: tenant nosuch has no FOLIO schemas in ")
     assert lines[0].endswith("; run `folioperf sandbox init` or check --tenant")
+
+
+@pytest.fixture()
+def missing_db():
+    """The DSN of a database that does not exist (dropped after the test if something created it)."""
+    dsn = db.with_database(os.environ.get("FOLIOPERF_TEST_DB", "postgresql://postgres@127.0.0.1:5432/postgres"),
+                           f"folioperf_test_missing_{uuid.uuid4().hex[:10]}")
+    yield dsn
+    db.drop_database(dsn)
+
+
+def test_seed_creates_a_missing_database_as_run_does(missing_db):
+    r = run_process("seed", "cico", "--db", missing_db, "--scale", str(SCALES["cico"]))
+    assert r.returncode == 0, r.stderr
+    name = db.database_name(missing_db)
+    assert f"created database {name} with the sandbox's tables for tenant diku" in r.stderr
+    assert _in_range(missing_db, "mod_users.users", dataset.load("cico"), "user") > 0
+
+
+def test_cannot_connect_says_why(missing_db):
+    """Server not running, database missing, login refused: three causes, three messages, one line each."""
+    name = db.database_name(missing_db)
+    code, _, err = run("reset", "cico", "--db", missing_db)  # reset never creates a database
+    assert code == 2 and err.count("\n") == 1
+    assert err.endswith(f'database "{name}" does not exist (check --db; `folioperf run`, `seed` and `sandbox init` '
+                        "create a missing one)\n")
+    assert "start PostgreSQL" not in err
+
+    nobody = psycopg.conninfo.make_conninfo(missing_db, user="folioperf_no_such_role", dbname="postgres")
+    code, _, err = run("pools", "cico", "--db", nobody, "-o", os.devnull)
+    assert code == 2 and err.count("\n") == 1
+    assert 'the server refused role folioperf_no_such_role: role "folioperf_no_such_role" does not exist; check ' \
+           "the user and password of --db" in err
+
+    with socket.socket() as closed:  # a port nothing listens on
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    code, _, err = run("seed", "cico", "--db", f"postgresql://postgres@127.0.0.1:{port}/folioperf")
+    assert code == 2 and err.count("\n") == 1
+    assert f"cannot connect to PostgreSQL at postgresql://postgres@127.0.0.1:{port}/folioperf: no server answers " \
+           "(connection refused); start PostgreSQL" in err
 
 
 def test_a_dataset_edited_since_seeding_is_refused_until_replaced(scratch_db, tmp_path):

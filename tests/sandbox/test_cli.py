@@ -1,0 +1,116 @@
+"""`folioperf sandbox start|init` as a user runs them: a bad or taken port and a role that is no superuser
+end in one clear line, without touching the database when they need not."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import uuid
+
+import psycopg
+import pytest
+import requests
+
+from folioperf import db
+from folioperf.sandbox.process import start_sandbox
+
+SERVER = os.environ.get("FOLIOPERF_TEST_DB", "postgresql://postgres@127.0.0.1:5432/postgres")
+
+
+def folioperf(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "folioperf", *args], capture_output=True, text=True, timeout=120)
+
+
+def exists(dsn: str) -> bool:
+    with psycopg.connect(SERVER) as conn:
+        return conn.execute("SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = %s)",
+                            (db.database_name(dsn),)).fetchone()[0]
+
+
+@pytest.fixture()
+def new_dsns():
+    """new_dsns() → the DSN of a database name not yet taken; whatever gets created is dropped afterwards."""
+    made: list[str] = []
+
+    def make() -> str:
+        made.append(db.with_database(SERVER, f"folioperf_test_cli_{uuid.uuid4().hex[:10]}"))
+        return made[-1]
+
+    yield make
+    for dsn in made:
+        db.drop_database(dsn)
+
+
+def test_a_port_out_of_range_is_refused_before_anything_starts(new_dsns):
+    dsn = new_dsns()
+    r = folioperf("sandbox", "start", "--port", "99999", "--db", dsn)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert r.stderr.strip().splitlines()[-1] == ("folioperf sandbox start: error: argument --port: invalid port "
+                                                 "'99999': a whole number from 0 to 65535 (0 picks a free one)")
+    assert not exists(dsn)
+
+
+def test_a_taken_port_is_found_before_the_database_is_set_up(new_dsns):
+    dsn = new_dsns()
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        r = folioperf("sandbox", "start", "--port", str(port), "--db", dsn)
+    assert (r.returncode, r.stderr) == (2, f"folioperf: error: cannot listen on 127.0.0.1:{port}: Address already "
+                                           "in use\n")
+    assert not exists(dsn)  # no database created, no tenant written
+
+
+@pytest.fixture()
+def plain_role():
+    """A login role that is neither superuser nor allowed to create databases (dropped afterwards: ask for
+    it before `new_dsns`, so the databases it owns are dropped first)."""
+    role = f"folioperf_test_plain_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(SERVER, autocommit=True) as conn:  # a password, for servers that do not trust
+        conn.execute(f"CREATE ROLE \"{role}\" LOGIN NOSUPERUSER NOCREATEDB PASSWORD '{role}'")
+    yield role
+    with psycopg.connect(SERVER, autocommit=True) as conn:
+        conn.execute(f'DROP ROLE "{role}"')
+
+
+def test_a_role_that_is_no_superuser_gets_a_sandbox_without_pg_stat_statements(plain_role, new_dsns, tmp_path):
+    owned = new_dsns()
+    with psycopg.connect(SERVER, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{db.database_name(owned)}" OWNER "{plain_role}"')
+    as_role = psycopg.conninfo.make_conninfo(owned, user=plain_role, password=plain_role)
+    r = folioperf("sandbox", "init", "--db", as_role)
+    assert r.returncode == 0, r.stderr
+    assert r.stderr == (f"folioperf: warning: role {plain_role} is no superuser, so pg_stat_statements was not "
+                        "created: runs work, but their reports will lack the database's top statements until a "
+                        "superuser runs CREATE EXTENSION pg_stat_statements; in database "
+                        f"{db.database_name(owned)}\n")
+    sandbox = start_sandbox(as_role, log_path=str(tmp_path / "sandbox.log"))  # and it serves
+    try:
+        r = requests.get(sandbox.url + "/groups", headers=sandbox.headers(sandbox.login()), timeout=30)
+        assert r.status_code == 200 and r.json()["usergroups"]
+    finally:
+        sandbox.stop()
+
+
+def test_a_role_without_the_privileges_the_sandbox_needs_is_told_which(plain_role, new_dsns):
+    foreign = new_dsns()  # owned by the server's superuser: the role may connect, not create in it
+    db.ensure_database(foreign)
+    r = folioperf("sandbox", "init", "--db", psycopg.conninfo.make_conninfo(foreign, user=plain_role,
+                                                                           password=plain_role))
+    name = db.database_name(foreign)
+    assert (r.returncode, r.stderr) == (2, (
+        f"folioperf: error: role {plain_role} may not set up the sandbox in database {name}: permission denied to "
+        f'create extension "unaccent"; it needs the CREATE privilege there (a superuser can GRANT CREATE ON '
+        f"DATABASE {name} TO {plain_role}, or make {plain_role} its owner)\n"))
+
+    missing = new_dsns()
+    r = folioperf("sandbox", "start", "--port", "0", "--db",
+                  psycopg.conninfo.make_conninfo(missing, user=plain_role, password=plain_role))
+    name = db.database_name(missing)
+    assert (r.returncode, r.stderr) == (2, (
+        f"folioperf: error: database {name} does not exist and role {plain_role} may not create it (CREATEDB): have a "
+        f"superuser run CREATE DATABASE {name} OWNER {plain_role}; or pass --db with an existing database\n"))
+    assert not exists(missing)
