@@ -1,20 +1,58 @@
-"""PostgreSQL connections: the default DSN, creating a missing database, and one clear error when the
-server cannot be reached. Import this only after gevent has patched (psycopg picks its wait function
+"""PostgreSQL connections: the DSN a command uses when none is given, creating a missing database, and one
+clear error when the server cannot be reached. Import this only after gevent has patched (psycopg picks its wait function
 at import time)."""
 
 from __future__ import annotations
 
+import os
 import re
+import sys
+from typing import Callable
 from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 from psycopg import sql
 
-from folioperf.errors import DatabaseUnreachable
+from folioperf import pgcluster
+from folioperf.config import DB_ENV, FALLBACK_DSN, SANDBOX_DATABASE
+from folioperf.errors import DatabaseUnreachable, FolioperfError
 
 _START_HINT = (
     "start PostgreSQL (e.g. `pg_ctlcluster <version> main start`) or pass --db with a reachable DSN"
 )
+
+
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def resolve_dsn(dsn: str | None, say: Callable[[str], None] = _stderr) -> str:
+    """The database a command uses: --db, else $FOLIOPERF_DB, else the sandbox database in folioperf's own
+    cluster (started or reused, and said in one line), else — no server binaries here — the server at the
+    default address. Nothing usable: one line saying what to install."""
+    if dsn:
+        return dsn
+    if os.environ.get(DB_ENV):
+        return os.environ[DB_ENV]
+    binaries, reasons = pgcluster.find_binaries()
+    if binaries is not None:
+        cluster = pgcluster.Cluster(pgcluster.default_directory(), binaries, say=say)
+        status, what = cluster.start()
+        dsn = cluster.dsn(SANDBOX_DATABASE)
+        ensure_database(dsn)
+        verb = {"created": "created and started", "started": "started", "running": "using"}[what]
+        say(f"PostgreSQL: {verb} folioperf's own cluster (PostgreSQL {binaries.version}, {status.data}; "
+            f"`folioperf db stop` stops it)")
+        return dsn
+    try:
+        ensure_database(FALLBACK_DSN)
+    except DatabaseUnreachable as exc:
+        why = f" ({'; '.join(reasons)})" if reasons else ""
+        raise FolioperfError(f"no PostgreSQL to use: no server binaries for folioperf's own cluster{why}, and "
+                             f"{exc.reason}: {pgcluster.INSTALL_HINT}") from None
+    say(f"PostgreSQL: the server at {redact(FALLBACK_DSN)} (no server binaries here for a cluster of folioperf's "
+        f"own; the reports' database section needs pg_stat_statements preloaded there)")
+    return FALLBACK_DSN
 
 
 def redact(dsn: str) -> str:
@@ -48,7 +86,8 @@ def connect(dsn: str, **kwargs) -> psycopg.Connection:
     except psycopg.OperationalError as exc:
         reason = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
         raise DatabaseUnreachable(
-            f"cannot connect to PostgreSQL at {redact(dsn)}: {reason}; {_START_HINT}"
+            f"cannot connect to PostgreSQL at {redact(dsn)}: {reason}; {_START_HINT}",
+            reason=f"PostgreSQL at {redact(dsn)} refuses: {reason}",
         ) from None
 
 
@@ -65,8 +104,8 @@ def ensure_database(dsn: str) -> None:
     with connect(with_database(dsn, "postgres"), autocommit=True) as conn:
         try:
             conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-        except psycopg.errors.DuplicateDatabase:
-            pass  # created concurrently
+        except (psycopg.errors.DuplicateDatabase, psycopg.errors.UniqueViolation):
+            pass  # created concurrently (the loser of a race sees the catalog's unique index)
 
 
 def drop_database(dsn: str) -> None:

@@ -15,4 +15,8 @@ class FolioperfError(Exception):
 
 
 class DatabaseUnreachable(FolioperfError):
-    """PostgreSQL could not be reached with the given DSN."""
+    """PostgreSQL could not be reached with the given DSN; `reason` says why without the advice."""
+
+    def __init__(self, message: str, reason: str = "") -> None:
+        super().__init__(message)
+        self.reason = reason or message

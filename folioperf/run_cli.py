@@ -94,8 +94,8 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     target.add_argument("--login", choices=("per-user", "shared"), help="a login per virtual user (default) or per process")
     target.add_argument("--latency-profile", metavar="NAME|FILE", help="sandbox only: answer with a real FOLIO's response times (e.g. lotus)")
     data = p.add_argument_group("test data")
-    data.add_argument("--db", metavar="DSN", help="PostgreSQL: the sandbox's (default FOLIOPERF_DB or "
-                                                   "postgresql://postgres@127.0.0.1:5432/folioperf) or your FOLIO's "
+    data.add_argument("--db", metavar="DSN", help="PostgreSQL: the sandbox's (default $FOLIOPERF_DB, else folioperf's "
+                                                   "own cluster: `folioperf db status`) or your FOLIO's "
                                                    "(to seed, reset, build pools and report on the database)")
     data.add_argument("--dataset", metavar="NAME|FILE", help="dataset to seed (default: the workflow's)")
     data.add_argument("--scale", type=positive, default=1.0, metavar="F", help="dataset size factor (default 1)")

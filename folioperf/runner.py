@@ -31,7 +31,7 @@ from typing import Any
 from rich.console import Console
 
 from folioperf import db
-from folioperf.config import DEFAULT_ADMIN_USER, DEFAULT_TENANT, PASSWORD_ENV, dsn_from_env
+from folioperf.config import DEFAULT_ADMIN_USER, DEFAULT_TENANT, PASSWORD_ENV
 from folioperf.errors import FolioperfError
 
 err = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -147,7 +147,7 @@ def _sandbox(args: argparse.Namespace, stack: ExitStack, directory: str) -> Endp
     if args.tenant not in (None, DEFAULT_TENANT) or args.username not in (None, DEFAULT_ADMIN_USER):
         raise FolioperfError("--tenant and --username are for --okapi-url: the sandbox's tenant is "
                              f"{DEFAULT_TENANT} and its admin {DEFAULT_ADMIN_USER}")
-    dsn = args.db or dsn_from_env()
+    dsn = db.resolve_dsn(args.db)
     options: dict[str, object] = {}
     if args.latency_profile:
         options["latency_profile"] = args.latency_profile

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from folioperf.config import DEFAULT_ADMIN_PASSWORD, DEFAULT_ADMIN_USER, DEFAULT_DSN, DEFAULT_TENANT
+from folioperf.config import DEFAULT_ADMIN_PASSWORD, DEFAULT_ADMIN_USER, DEFAULT_TENANT
 
 
 def _tenant(value: str) -> str:
@@ -18,7 +18,8 @@ def _tenant(value: str) -> str:
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--db", default=DEFAULT_DSN, metavar="DSN", help=f"PostgreSQL DSN (default {DEFAULT_DSN}; created when missing)")
+    p.add_argument("--db", metavar="DSN", help="PostgreSQL DSN (default $FOLIOPERF_DB, else folioperf's own cluster; "
+                                               "the database is created when missing)")
     p.add_argument("--tenant", dest="tenants", action="append", type=_tenant, metavar="TENANT",
                    help=f"tenant id; repeat for several (default {DEFAULT_TENANT})")
     p.add_argument("--admin-user", default=DEFAULT_ADMIN_USER, help=f"admin username (default {DEFAULT_ADMIN_USER})")

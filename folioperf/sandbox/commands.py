@@ -20,6 +20,7 @@ def _init(args: argparse.Namespace) -> list[str]:
     from folioperf.sandbox import reference, schema
 
     tenants = args.tenants or [DEFAULT_TENANT]
+    args.db = db.resolve_dsn(args.db)
     db.ensure_database(args.db)
     with db.connect(args.db) as conn:
         with conn.transaction():
