@@ -29,8 +29,9 @@ def _say(config: pytest.Config, line: str) -> None:
     reporter = config.pluginmanager.get_plugin("terminalreporter")
     if reporter is not None:
         reporter.write_line(line)
-    else:  # a pytest-xdist worker: its terminal is the controller's
-        print(line, file=sys.__stderr__, flush=True)
+    else:  # a pytest-xdist worker: its stderr, uncaptured, is the controller's terminal
+        with config.pluginmanager.get_plugin("capturemanager").global_and_fixture_disabled():
+            print(line, file=sys.stderr, flush=True)
 
 
 def _apt_get(*args: str) -> subprocess.CompletedProcess:
