@@ -64,8 +64,8 @@ def start(args: argparse.Namespace) -> int:
     cluster = pgcluster.default_cluster()
     st, what = cluster.start()
     db.ensure_database(cluster.dsn(SANDBOX_DATABASE))
-    verb = {"created": "created and started", "started": "started", "running": "already running:"}[what]
-    print(f"folioperf's PostgreSQL {st.binaries.version} {verb} {st.data} (pid {st.pid}); "
+    verb = {"created": "created and started", "started": "started", "running": "already running"}[what]
+    print(f"folioperf's PostgreSQL {st.binaries.version} in {st.data}: {verb} (pid {st.pid}); "
           f"DSN {cluster.dsn(SANDBOX_DATABASE)}")
     return 0
 

@@ -326,15 +326,19 @@ class Cluster:
                 fcntl.flock(lock, fcntl.LOCK_UN)
 
     def _make_directory(self) -> None:
-        if not self.directory.exists():
-            self.directory.mkdir(parents=True, mode=0o755)  # the server user must pass through it
-            self.directory.chmod(0o755)
-        if not self._reaches(self.directory):
+        """The clusters' directory, made passable for the server's OS user; a place that user cannot reach is
+        refused before anything is made (and never widened)."""
+        existing = next(p for p in (self.directory, *self.directory.parents) if p.exists())
+        if not self._reaches(existing):
             raise FolioperfError(f"the OS user {self._user_name()} that runs PostgreSQL cannot reach {self.directory}: "
                                  f"set {DIR_ENV} to a directory it can enter (root's home is not widened)")
         if len(str(self.data / f".s.PGSQL.{PORT}")) > _SOCKET_PATH_MAX:
             raise FolioperfError(f"the socket path under {self.directory} is longer than unix sockets allow: "
                                  f"set {DIR_ENV} to a shorter directory")
+        made = [p for p in (self.directory, *self.directory.parents) if not p.exists()]
+        self.directory.mkdir(parents=True, exist_ok=True)
+        for path in made:
+            path.chmod(0o755)  # whatever the umask: the server's OS user passes through
 
     def _create(self) -> None:
         """initdb into a scratch directory renamed into place: a failed creation leaves nothing half-made."""

@@ -47,6 +47,15 @@ def pytest_configure(config: pytest.Config) -> None:
         config.stash[_cluster_dir] = Path(tempfile.gettempdir()) / name
 
 
+def pytest_report_header(config: pytest.Config) -> str:
+    if os.environ.get(TEST_DB_ENV):
+        from folioperf.db import redact
+
+        return f"folioperf: test databases on the server of {TEST_DB_ENV} ({redact(os.environ[TEST_DB_ENV])})"
+    return (f"folioperf: test databases on a PostgreSQL cluster of this run's own, started when a test needs it "
+            f"({config.stash[_cluster_dir]}, removed at the end)")
+
+
 @pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node) -> None:  # pytest-xdist's controller, for each worker
     node.workerinput[_WORKER_KEY] = str(node.config.stash[_cluster_dir])

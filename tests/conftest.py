@@ -26,12 +26,11 @@ def _missing(items: list[pytest.Item]) -> list[str]:
 
 
 def _say(config: pytest.Config, line: str) -> None:
-    reporter = config.pluginmanager.get_plugin("terminalreporter")
-    if reporter is not None:
-        reporter.write_line(line)
-    else:  # a pytest-xdist worker: its stderr, uncaptured, is the controller's terminal
+    if hasattr(config, "workerinput"):  # a pytest-xdist worker: its stderr, uncaptured, is the terminal
         with config.pluginmanager.get_plugin("capturemanager").global_and_fixture_disabled():
             print(line, file=sys.stderr, flush=True)
+    else:
+        config.pluginmanager.get_plugin("terminalreporter").write_line(line)
 
 
 def _apt_get(*args: str) -> subprocess.CompletedProcess:
@@ -50,18 +49,20 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
             return
         packages = [SYSTEM_PROGRAMS[name] for name in missing]
         command = f"apt-get install -y {' '.join(packages)}"
-        if os.geteuid() != 0 or shutil.which("apt-get") is None:
-            pytest.exit(f"the tests need {', '.join(missing)}, which pip cannot install: install "
-                        f"{'with `sudo ' + command + '`' if shutil.which('apt-get') else 'the package(s) ' + ' '.join(packages)}",
+        if shutil.which("apt-get") is None:
+            pytest.exit(f"the tests need {', '.join(missing)}, which pip cannot install: install the Debian "
+                        f"package(s) {', '.join(packages)} or your system's equivalent", returncode=4)
+        if os.geteuid() != 0:
+            pytest.exit(f"the tests need {', '.join(missing)}, which pip cannot install: `sudo {command}`",
                         returncode=4)
-        _say(config, f"installing {', '.join(packages)} with apt-get (the tests need {', '.join(missing)}) ...")
+        _say(config, f"installing {', '.join(packages)} with apt-get: the tests need {', '.join(missing)}")
         result = _apt_get("install", "-y", "-qq", *packages)
         if result.returncode != 0:  # a fresh machine may have no package lists yet
             _apt_get("update", "-qq")
             result = _apt_get("install", "-y", "-qq", *packages)
         if result.returncode != 0 or _missing(items):
-            reason = (result.stderr or result.stdout).strip().splitlines()[-1:] or ["no output"]
-            pytest.exit(f"`{command}` failed: {reason[0]}", returncode=4)
+            said = (result.stderr or result.stdout).strip().splitlines()
+            pytest.exit(f"`{command}` failed: {said[-1] if said else 'no output'}", returncode=4)
 
 
 def _program(name: str):

@@ -16,6 +16,7 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import platformdirs
 import psutil
 import psycopg
 import pytest
@@ -56,6 +57,18 @@ def status(pg_home: Path, **env: str) -> dict[str, str]:
     out = folioperf("db", "status", pg_home=pg_home, **env)
     assert out.returncode == 0, out.stderr
     return {key: value.strip() for key, value in (line.split(": ", 1) for line in out.stdout.splitlines())}
+
+
+def test_clusters_live_in_the_user_data_directory_and_root_s_outside_its_private_home(monkeypatch):
+    monkeypatch.delenv("FOLIOPERF_PG_DIR", raising=False)
+    home = pgcluster.default_directory()
+    if os.geteuid() == 0:  # reachable by the server's OS user: every existing ancestor may be passed through
+        assert not home.is_relative_to(Path.home())
+        assert all(p.stat().st_mode & stat.S_IXOTH for p in home.parents if p.exists())
+    else:
+        assert home == Path(platformdirs.user_data_dir("folioperf")) / "postgresql"
+    monkeypatch.setenv("FOLIOPERF_PG_DIR", "relative/dir")
+    assert pgcluster.default_directory() == Path.cwd() / "relative" / "dir"
 
 
 def test_concurrent_starts_end_with_one_server_configured_for_folioperf(pg_home):
@@ -106,7 +119,7 @@ def test_the_server_never_runs_as_root_and_root_s_home_is_not_widened(pg_home):
                 f"folioperf: error: the OS user {pwd.getpwuid(server.uids().real).pw_name} that runs PostgreSQL "
                 f"cannot reach {inside}: set FOLIOPERF_PG_DIR to a directory it can enter (root's home is not widened)"]
             assert stat.S_IMODE(private.stat().st_mode) == 0o700
-            assert list(inside.iterdir()) == []  # nothing half-made
+            assert not inside.exists()  # nothing made
         else:  # the user's own private directory is fine for a server that runs as the user
             assert refused.returncode == 0, refused.stderr
     finally:
