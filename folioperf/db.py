@@ -1,13 +1,11 @@
 """PostgreSQL connections: the DSN a command uses when none is given, creating a missing database, and one
-clear error when the server cannot be reached. Import this only after gevent has patched (psycopg picks its wait function
-at import time)."""
+clear error when the server cannot be reached. Import this only after gevent has patched (psycopg picks its
+wait function at import time)."""
 
 from __future__ import annotations
 
 import os
 import re
-import sys
-from typing import Callable
 from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
@@ -17,16 +15,11 @@ from folioperf import pgcluster
 from folioperf.config import DB_ENV, FALLBACK_DSN, SANDBOX_DATABASE
 from folioperf.errors import DatabaseUnreachable, FolioperfError
 
-_START_HINT = (
-    "start PostgreSQL (e.g. `pg_ctlcluster <version> main start`) or pass --db with a reachable DSN"
-)
+_START_HINT = ("start PostgreSQL (folioperf's own: `folioperf db start`; a system one: e.g. "
+               "`pg_ctlcluster <version> main start`) or pass --db with a reachable DSN")
 
 
-def _stderr(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
-
-
-def resolve_dsn(dsn: str | None, say: Callable[[str], None] = _stderr) -> str:
+def resolve_dsn(dsn: str | None, say: pgcluster.Say = pgcluster.to_stderr) -> str:
     """The database a command uses: --db, else $FOLIOPERF_DB, else the sandbox database in folioperf's own
     cluster (started or reused, and said in one line), else — no server binaries here — the server at the
     default address. Nothing usable: one line saying what to install."""

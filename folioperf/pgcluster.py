@@ -43,7 +43,7 @@ SERVICE_USERS = ("postgres", "folioperf")  # the first that exists runs the serv
 SUPERUSER = "postgres"  # the cluster's database superuser (not an OS user)
 PORT = 5432  # names the socket file (.s.PGSQL.5432); the cluster listens on no TCP port
 EXTENSIONS = ("pg_stat_statements", "unaccent", "pg_trgm")
-CONNECTIONS = 300  # a sandbox's pool per process, Locust's dbmon, seeding and the tests' own, at once
+CONNECTIONS = 300  # sandbox pools (10 per process), dbmon, seeding and a user's own sessions, at once
 START_TIMEOUT = 60  # seconds pg_ctl waits for the server to accept connections
 _SOCKET_PATH_MAX = 107  # sun_path on Linux, less the terminating NUL
 INSTALL_HINT = ("install PostgreSQL's server (Debian/Ubuntu: `apt-get install postgresql`; it includes "
@@ -52,7 +52,8 @@ INSTALL_HINT = ("install PostgreSQL's server (Debian/Ubuntu: `apt-get install po
 Say = Callable[[str], None]
 
 
-def _stderr(line: str) -> None:
+def to_stderr(line: str) -> None:
+    """How folioperf says what it did with the cluster: one line on stderr."""
     print(line, file=sys.stderr, flush=True)
 
 
@@ -160,7 +161,7 @@ def default_directory() -> Path:
     return Path(platformdirs.user_data_dir("folioperf")) / "postgresql"
 
 
-def service_user(say: Say | None = _stderr) -> pwd.struct_passwd | None:
+def service_user(say: Say | None = to_stderr) -> pwd.struct_passwd | None:
     """The OS user the server runs as: None (this user) unless we are root. `say=None` only looks: no
     user is created."""
     if os.geteuid() != 0:
@@ -202,7 +203,7 @@ class Cluster:
     `durable=False` (the test suite's throwaway clusters) turns fsync and synchronous commits off."""
 
     def __init__(self, directory: Path, binaries: Binaries, durable: bool = True, connections: int = CONNECTIONS,
-                 say: Say = _stderr) -> None:
+                 say: Say = to_stderr) -> None:
         self.directory = directory
         self.binaries = binaries
         self.data = directory / binaries.major
@@ -279,11 +280,11 @@ class Cluster:
     def _ctl(self, *args: str, check: bool = True) -> subprocess.CompletedProcess:
         return self._as_server([str(self._bindir() / "pg_ctl"), "-D", str(self.data), *args], START_TIMEOUT + 30, check)
 
-    def _reaches(self, path: Path, test: str = "-x") -> bool:
+    def _reaches(self, path: Path) -> bool:
         """Whether the server's OS user may reach `path` (asked as that user: modes, groups and ACLs count)."""
         if self._server_user() is None:
             return True
-        return self._as_server(["test", test, str(path)], 30, check=False).returncode == 0
+        return self._as_server(["test", "-x", str(path)], 30, check=False).returncode == 0
 
     def _bindir(self) -> Path:
         if self._runnable_bindir is None:
@@ -370,7 +371,6 @@ class Cluster:
             "unix_socket_permissions": "0700",
             "max_connections": str(self.connections),
             "shared_preload_libraries": "'pg_stat_statements'",
-            "logging_collector": "off",
         }
         if not self.durable:  # thrown away after the test run: no need to survive a crash
             settings.update(fsync="off", synchronous_commit="off", full_page_writes="off")
@@ -436,7 +436,7 @@ def discard(directory: Path, timeout: float = 30.0) -> None:
     shutil.rmtree(directory, ignore_errors=True)
 
 
-def default_cluster(say: Say = _stderr) -> Cluster:
+def default_cluster(say: Say = to_stderr) -> Cluster:
     """The cluster folioperf uses when no --db or FOLIOPERF_DB is given, or one clear error."""
     binaries, reasons = find_binaries()
     if binaries is None:

@@ -41,11 +41,9 @@ def _target(p: argparse.ArgumentParser, dataset_help: str, workflow_help: str) -
     p.add_argument("--tenant", default=DEFAULT_TENANT, type=_tenant, help=f"tenant id (default {DEFAULT_TENANT})")
 
 
-DB_HELP = "PostgreSQL DSN of the FOLIO (or sandbox) database (default $FOLIOPERF_DB, else folioperf's own cluster's)"
-
-
 def _db(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--db", metavar="DSN", help=DB_HELP)
+    p.add_argument("--db", metavar="DSN",
+                   help="PostgreSQL DSN of the FOLIO (or sandbox) database (default $FOLIOPERF_DB, else folioperf's own cluster's)")
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
