@@ -25,6 +25,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib.util import find_spec
@@ -423,17 +424,27 @@ def _conf_string(value: str) -> str:
 def discard(directory: Path, timeout: float = 30.0) -> None:
     """Stop every server whose data lies under `directory` at once (an immediate shutdown: its data is
     being thrown away) and delete the directory. For throwaway clusters such as the test suite's."""
-    servers = []
+    stopping: list[tuple[Path, psutil.Process]] = []
     for pidfile in directory.glob("*/postmaster.pid"):
         try:
             proc = psutil.Process(int(pidfile.read_text().split("\n", 1)[0]))
             if str(pidfile.parent) in " ".join(proc.cmdline()):
                 proc.send_signal(signal.SIGQUIT)  # PostgreSQL's immediate shutdown
-                servers.append(proc)
+                stopping.append((pidfile, proc))
         except (OSError, ValueError, psutil.Error):
             pass  # not running, or the pid now belongs to another process
-    psutil.wait_procs(servers, timeout=timeout)
+    deadline = time.monotonic() + timeout
+    # The server removes its pid file as it exits (its parent, not us, reaps it: it may linger as a zombie).
+    while any(pidfile.exists() and _alive(proc) for pidfile, proc in stopping) and time.monotonic() < deadline:
+        time.sleep(0.01)
     shutil.rmtree(directory, ignore_errors=True)
+
+
+def _alive(proc: psutil.Process) -> bool:
+    try:
+        return proc.status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
 
 
 def default_cluster(say: Say = to_stderr) -> Cluster:
