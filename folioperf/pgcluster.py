@@ -242,6 +242,8 @@ class Cluster:
 
     def stop(self) -> bool:
         """Stop the server; False when it was not running."""
+        if not (self.data / "PG_VERSION").exists():
+            return False  # nothing to stop, and nothing to make
         with self._locked():
             if not (self.data / "PG_VERSION").exists() or self._ctl("status", check=False).returncode != 0:
                 return False

@@ -72,6 +72,8 @@ def test_clusters_live_in_the_user_data_directory_and_root_s_outside_its_private
 
 
 def test_concurrent_starts_end_with_one_server_configured_for_folioperf(pg_home):
+    never = folioperf("db", "stop", pg_home=pg_home / "never")
+    assert never.returncode == 0 and "was not running" in never.stdout and not (pg_home / "never").exists()
     assert status(pg_home)["state"] == "not created yet"
     with ThreadPoolExecutor(3) as pool:
         starts = list(pool.map(lambda _: folioperf("db", "start", pg_home=pg_home), range(3)))
