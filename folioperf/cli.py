@@ -28,6 +28,7 @@ _COMMANDS = (  # in the order `folioperf --help` lists them: the main job first
     "folioperf.report.cli",
     "folioperf.seed.cli",
     "folioperf.sandbox.cli",
+    "folioperf.db_cli",
 )
 
 

@@ -22,7 +22,12 @@ class FolioperfError(Exception):
 
 
 class DatabaseUnreachable(FolioperfError):
-    """PostgreSQL could not be reached with the given DSN (the subclasses say why, when known)."""
+    """PostgreSQL could not be reached with the given DSN (the subclasses say why, when known); `reason` says
+    why without the advice."""
+
+    def __init__(self, message: str, reason: str = "") -> None:
+        super().__init__(message)
+        self.reason = reason or message
 
 
 class ServerNotAnswering(DatabaseUnreachable):

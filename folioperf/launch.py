@@ -37,7 +37,7 @@ from typing import Any
 
 from folioperf import db
 from folioperf.children import popen_options
-from folioperf.config import DEFAULT_ADMIN_USER, DEFAULT_TENANT, PASSWORD_ENV, WORKER_KEY_ENV, dsn_from_env
+from folioperf.config import DEFAULT_ADMIN_USER, DEFAULT_TENANT, PASSWORD_ENV, WORKER_KEY_ENV
 from folioperf.console import console, plural
 from folioperf.errors import FolioperfError
 from folioperf.options import CLI_OPTIONS, LOCUST_FLAGS, RUN_OPTIONS, format_duration, run_argv
@@ -251,7 +251,7 @@ def _pools_file(target: Endpoint, ds: Any, workflow: Any, directory: str) -> str
 def _sandbox(args: argparse.Namespace, stack: ExitStack, directory: str) -> Endpoint:
     from folioperf.sandbox.process import start_sandbox  # noqa: PLC0415
 
-    dsn = args.db or dsn_from_env()
+    dsn = db.resolve_dsn(args.db)
     options: dict[str, object] = {}
     if args.latency_profile:
         options["latency_profile"] = args.latency_profile

@@ -221,8 +221,10 @@ RUN_OPTIONS: tuple[Opt, ...] = (
          metavar="RATE"),
     _run("--allow-partial-ramp", "accept a run whose users were not all running for at least half its duration "
                                  "(otherwise it is flagged ramp_incomplete, exit 7)", switch=True),
-    _run("--db", "the target's PostgreSQL: the results get its top statements, connections and scans "
-                 "(pg_stat_statements)", metavar="DSN", env=_env("db_monitor"), web_ui=False),
+    _run("--db", "the target's PostgreSQL (folioperf run: the sandbox's, default $FOLIOPERF_DB or folioperf's own "
+                 "cluster; or your FOLIO's, to seed, reset and build test data): the results get its top "
+                 "statements, connections and scans (pg_stat_statements)", metavar="DSN", env=_env("db_monitor"),
+         web_ui=False),
     _run("--sandbox-pid", "", type=int, hidden=True, web_ui=False),
     _run("--live", "", switch=True, hidden=True, web_ui=False),
 )

@@ -7,35 +7,99 @@
 `folio_sandbox` is one sandbox per test session, on a free port and its own database (dropped at the
 end). `folio_sandbox_factory(**options)` starts more sandboxes on that database with other server
 options, e.g. `token_ttl=2`, or as another platform and release: `eureka=True, folio_release="ramsons"`.
-Set FOLIOPERF_TEST_DB to a DSN whose server should host the test database.
+`folio_postgres` is the server holding the test databases: a PostgreSQL cluster folioperf starts for the
+test run (as it configures its own: pg_stat_statements preloaded, many connections; fsync off, since it is
+thrown away when the run ends), shared by pytest-xdist's workers; or the server of FOLIOPERF_TEST_DB, a DSN,
+when set. The machine's own PostgreSQL is never changed.
 """
 
 from __future__ import annotations
 
 import os
+import secrets
+import tempfile
 import uuid
+from pathlib import Path
 from typing import Iterator
 
+import psutil
 import pytest
 
+from folioperf import pgcluster
 from folioperf.sandbox.process import SandboxInstance, start_sandbox
 
 __all__ = ["SandboxInstance", "start_sandbox"]
 
+TEST_DB_ENV = "FOLIOPERF_TEST_DB"
+CLUSTER_PREFIX = "folioperf-pytest-"  # + the pid of the pytest process that owns it
+TEST_CONNECTIONS = 500  # every xdist worker's sandboxes, Locust runs and scratch databases at once
+_WORKER_KEY = "folioperf_pg_dir"
+_cluster_dir = pytest.StashKey[Path]()
 
-def _test_dsn() -> str:
-    from folioperf.db import with_database
 
-    base = os.environ.get("FOLIOPERF_TEST_DB", "postgresql://postgres@127.0.0.1:5432/postgres")
-    return with_database(base, f"folioperf_test_{uuid.uuid4().hex[:10]}")
+def pytest_configure(config: pytest.Config) -> None:
+    """The test run's cluster directory: named here (created only when a test needs it), handed to xdist's
+    workers, so that they all share one server."""
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is not None and _WORKER_KEY in workerinput:
+        config.stash[_cluster_dir] = Path(workerinput[_WORKER_KEY])
+    else:
+        name = f"{CLUSTER_PREFIX}{os.getpid()}-{secrets.token_hex(4)}"
+        config.stash[_cluster_dir] = Path(tempfile.gettempdir()) / name
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    if os.environ.get(TEST_DB_ENV):
+        from folioperf.db import redact
+
+        return f"folioperf: test databases on the server of {TEST_DB_ENV} ({redact(os.environ[TEST_DB_ENV])})"
+    return (f"folioperf: test databases on a PostgreSQL cluster of this run's own, started when a test needs it "
+            f"({config.stash[_cluster_dir]}, removed at the end)")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node) -> None:  # pytest-xdist's controller, for each worker
+    node.workerinput[_WORKER_KEY] = str(node.config.stash[_cluster_dir])
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """The process that named the cluster (xdist's controller, after its workers) removes it."""
+    if not hasattr(config, "workerinput") and _cluster_dir in config.stash and config.stash[_cluster_dir].exists():
+        pgcluster.discard(config.stash[_cluster_dir])
+
+
+def _discard_abandoned(directory: Path) -> None:
+    """This user's clusters of test runs killed before they could remove theirs (their pytest is gone)."""
+    for path in directory.parent.glob(f"{CLUSTER_PREFIX}*"):
+        pid = path.name.removeprefix(CLUSTER_PREFIX).split("-", 1)[0]
+        if path != directory and pid.isdigit() and not psutil.pid_exists(int(pid)) and path.stat().st_uid == os.geteuid():
+            pgcluster.discard(path)
 
 
 @pytest.fixture(scope="session")
-def folio_sandbox_dsn() -> Iterator[str]:
-    """A fresh database for this test session, dropped at the end."""
-    from folioperf.db import drop_database, ensure_database
+def folio_postgres(request: pytest.FixtureRequest) -> str:
+    """The DSN (database `postgres`) of the server that holds this session's test databases."""
+    named = os.environ.get(TEST_DB_ENV)
+    if named:
+        return named
+    directory = request.config.stash[_cluster_dir]
+    binaries, reasons = pgcluster.find_binaries()
+    if binaries is None:
+        why = f" ({'; '.join(reasons)})" if reasons else ""
+        pytest.fail(f"no PostgreSQL server binaries for the tests' cluster{why}: {pgcluster.INSTALL_HINT} "
+                    f"(or set {TEST_DB_ENV})", pytrace=False)
+    _discard_abandoned(directory)
+    cluster = pgcluster.Cluster(directory, binaries, durable=False, connections=TEST_CONNECTIONS)
+    cluster.start()
+    return cluster.dsn()
 
-    dsn = _test_dsn()
+
+@pytest.fixture(scope="session")
+def folio_sandbox_dsn(folio_postgres: str) -> Iterator[str]:
+    """A fresh database for this test session, dropped at the end."""
+    from folioperf.db import drop_database, ensure_database, with_database
+
+    dsn = with_database(folio_postgres, f"folioperf_test_{uuid.uuid4().hex[:10]}")
     ensure_database(dsn)
     yield dsn
     drop_database(dsn)

@@ -1,12 +1,82 @@
-"""Shared fixtures: the sandbox fixtures come from folioperf's pytest plugin (folio_sandbox, ...)."""
+"""Shared fixtures: the sandbox and PostgreSQL fixtures come from folioperf's pytest plugin (folio_sandbox,
+folio_postgres, ...); here, the programs pip cannot install, and the databases of `folioperf run`."""
 
 from __future__ import annotations
 
+import fcntl
 import os
+import shutil
+import subprocess
+import sys
+import tempfile
 import uuid
 
 import pytest
 import requests
+
+# The programs pip cannot install, each with the Debian package that has it. A test that needs one takes the
+# fixture of that name (its path). Before the tests run, the missing ones are installed with apt-get when
+# running as root, or the run stops and says what to install: never a silent skip.
+SYSTEM_PROGRAMS = {"chromium": "chromium", "prometheus": "prometheus"}
+
+
+def _missing(items: list[pytest.Item]) -> list[str]:
+    needed = {name for item in items for name in SYSTEM_PROGRAMS if name in getattr(item, "fixturenames", ())}
+    return sorted(name for name in needed if shutil.which(name) is None)
+
+
+def _say(config: pytest.Config, line: str) -> None:
+    if hasattr(config, "workerinput"):  # a pytest-xdist worker: its stderr, uncaptured, is the terminal
+        with config.pluginmanager.get_plugin("capturemanager").global_and_fixture_disabled():
+            print(line, file=sys.stderr, flush=True)
+    else:
+        config.pluginmanager.get_plugin("terminalreporter").write_line(line)
+
+
+def _apt_get(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["apt-get", *args], env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"},
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True)
+
+
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not _missing(items):
+        return
+    # pytest-xdist's workers each collect: one installs, the others wait and find the programs there.
+    with open(os.path.join(tempfile.gettempdir(), f"folioperf-tests-apt-{os.geteuid()}.lock"), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        missing = _missing(items)
+        if not missing:
+            return
+        packages = [SYSTEM_PROGRAMS[name] for name in missing]
+        command = f"apt-get install -y {' '.join(packages)}"
+        if shutil.which("apt-get") is None:
+            pytest.exit(f"the tests need {', '.join(missing)}, which pip cannot install: install the Debian "
+                        f"package(s) {', '.join(packages)} or your system's equivalent", returncode=4)
+        if os.geteuid() != 0:
+            pytest.exit(f"the tests need {', '.join(missing)}, which pip cannot install: `sudo {command}`",
+                        returncode=4)
+        _say(config, f"installing {', '.join(packages)} with apt-get: the tests need {', '.join(missing)}")
+        result = _apt_get("install", "-y", "-qq", *packages)
+        if result.returncode != 0:  # a fresh machine may have no package lists yet
+            _apt_get("update", "-qq")
+            result = _apt_get("install", "-y", "-qq", *packages)
+        if result.returncode != 0 or _missing(items):
+            said = (result.stderr or result.stdout).strip().splitlines()
+            pytest.exit(f"`{command}` failed: {said[-1] if said else 'no output'}", returncode=4)
+
+
+def _program(name: str):
+    @pytest.fixture(scope="session", name=name)
+    def program() -> str:
+        path = shutil.which(name)
+        assert path is not None, f"{name} should have been installed before the tests ran"
+        return path
+
+    return program
+
+
+for _name in SYSTEM_PROGRAMS:
+    globals()[_name] = _program(_name)
 
 
 @pytest.fixture(scope="session")
@@ -21,12 +91,11 @@ def http() -> requests.Session:
 
 
 @pytest.fixture(scope="session")
-def run_dsn():
+def run_dsn(folio_postgres):
     """A database of its own for the sandboxes `folioperf run` and `folioperf campaign` start."""
     from folioperf.db import drop_database, ensure_database, with_database
 
-    base = os.environ.get("FOLIOPERF_TEST_DB", "postgresql://postgres@127.0.0.1:5432/postgres")
-    dsn = with_database(base, f"folioperf_test_run_{uuid.uuid4().hex[:10]}")
+    dsn = with_database(folio_postgres, f"folioperf_test_run_{uuid.uuid4().hex[:10]}")
     ensure_database(dsn)
     yield dsn
     drop_database(dsn)

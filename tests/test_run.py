@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -150,10 +149,7 @@ def test_a_killed_worker_is_flagged(folio_sandbox, tmp_path):
     assert res.entry("Transaction", "Browse").count > 0
 
 
-def test_web_ui_driven_from_a_browser_writes_the_results(folio_sandbox, tmp_path):
-    chromium = shutil.which("chromium")
-    if chromium is None:
-        pytest.fail("chromium is missing: install it with `apt-get install -y chromium` (.ci/run does)")
+def test_web_ui_driven_from_a_browser_writes_the_results(folio_sandbox, chromium, tmp_path):
     from playwright.sync_api import expect, sync_playwright
 
     port = free_port()

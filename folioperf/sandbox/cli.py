@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from folioperf.config import DEFAULT_ADMIN_PASSWORD, DEFAULT_ADMIN_USER, DEFAULT_DSN, DEFAULT_TENANT, dsn_from_env
+from folioperf.config import DEFAULT_ADMIN_PASSWORD, DEFAULT_ADMIN_USER, DEFAULT_TENANT
 from folioperf.releases import DEFAULT as DEFAULT_RELEASE
 from folioperf.releases import RELEASES
 
@@ -36,8 +36,8 @@ def _port(text: str) -> int:
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--db", default=dsn_from_env(), metavar="DSN",
-                   help=f"PostgreSQL DSN, created when missing (default $FOLIOPERF_DB or {DEFAULT_DSN})")
+    p.add_argument("--db", metavar="DSN", help="PostgreSQL DSN (default $FOLIOPERF_DB, else folioperf's own cluster; "
+                                               "the database is created when missing)")
     p.add_argument("--tenant", dest="tenants", action="append", type=_tenant, metavar="TENANT",
                    help=f"tenant id; repeat for several (default {DEFAULT_TENANT})")
     p.add_argument("--admin-user", default=DEFAULT_ADMIN_USER, help=f"admin username (default {DEFAULT_ADMIN_USER})")

@@ -20,6 +20,7 @@ def _init(args: argparse.Namespace) -> list[str]:
     from folioperf.sandbox import reference
 
     tenants = args.tenants or [DEFAULT_TENANT]
+    args.db = db.resolve_dsn(args.db)
     release = releases.release(args.folio_release)
     versions = release.versions(releases.EUREKA if getattr(args, "eureka", False) else releases.OKAPI)
     db.ensure_database(args.db)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from folioperf.config import DEFAULT_ADMIN_USER, DEFAULT_TENANT, PASSWORD_ENV, dsn_from_env
+from folioperf.config import DEFAULT_ADMIN_USER, DEFAULT_TENANT, PASSWORD_ENV
 
 DEFAULT_POOL_LIMIT = 100_000
 
@@ -41,9 +41,9 @@ def _target(p: argparse.ArgumentParser, dataset_help: str, workflow_help: str) -
     p.add_argument("--tenant", default=DEFAULT_TENANT, type=_tenant, help=f"tenant id (default {DEFAULT_TENANT})")
 
 
-def _db(p: argparse.ArgumentParser, default: str | None) -> None:
-    p.add_argument("--db", default=default, metavar="DSN",
-                   help="PostgreSQL DSN of the FOLIO (or sandbox) database (default $FOLIOPERF_DB or the sandbox's)")
+def _db(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--db", metavar="DSN",
+                   help="PostgreSQL DSN of the FOLIO (or sandbox) database (default $FOLIOPERF_DB, else folioperf's own cluster's)")
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
@@ -56,7 +56,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     )
     seed.add_argument("dataset", metavar="DATASET", help=dataset_help)
     seed.add_argument("--tenant", default=DEFAULT_TENANT, type=_tenant, help=f"tenant id (default {DEFAULT_TENANT})")
-    _db(seed, dsn_from_env())
+    _db(seed)
     seed.add_argument("--scale", type=_scale, default=1.0, metavar="F",
                       help="multiply the dataset's counts (users, instances, borrowers, requests) by F (default 1)")
     seed.add_argument("--replace", action="store_true", help="delete the dataset's records (and their loans, requests, ...) first")
@@ -69,7 +69,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
                     "and requests, then VACUUM ANALYZE. Other datasets in the tenant are untouched.",
     )
     _target(reset, dataset_help + " (or give --workflow)", "reset the dataset of this workflow (check-in-check-out, renew, holds, rih)")
-    _db(reset, dsn_from_env())
+    _db(reset)
     reset.add_argument("--scale", type=_scale, default=None, metavar="F",
                        help="the scale the dataset was seeded at (default: as recorded by `folioperf seed`, else 1)")
     reset.set_defaults(handler="folioperf.seed.commands:reset")
@@ -83,7 +83,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     _target(pools, dataset_help + " (default: the workflow's)",
             "the workflow whose pools to write (check-in-check-out, renew, holds, rih; default: the dataset's)")
     source = pools.add_mutually_exclusive_group()
-    source.add_argument("--db", metavar="DSN", help="read the database (default $FOLIOPERF_DB or the sandbox's)")
+    source.add_argument("--db", metavar="DSN", help="read the database (default $FOLIOPERF_DB, else folioperf's own cluster's)")
     source.add_argument("--okapi-url", metavar="URL", help="read through the FOLIO APIs instead (no database access needed)")
     pools.add_argument("--username", default=DEFAULT_ADMIN_USER,
                        help=f"FOLIO user for --okapi-url (default {DEFAULT_ADMIN_USER}; password from ${PASSWORD_ENV} or a prompt)")

@@ -10,7 +10,6 @@ from rich.console import Console
 from rich.table import Table
 
 from folioperf import db
-from folioperf.config import dsn_from_env
 from folioperf.errors import FolioperfError
 from folioperf.seed import dataset as dataset_mod
 from folioperf.seed.seeding import Outcome
@@ -59,6 +58,7 @@ def seed(args: argparse.Namespace) -> int:
     from folioperf.seed.seeding import seed as run
 
     ds = _dataset(args)
+    args.db = db.resolve_dsn(args.db)
     if db.ensure_database(args.db):
         _init_sandbox_database(args.db, args.tenant)
     where = f"tenant {args.tenant} at {db.redact(args.db)}"
@@ -91,6 +91,7 @@ def reset(args: argparse.Namespace) -> int:
     from folioperf.seed.reset import reset as run
 
     ds = _dataset(args, either=True)
+    args.db = db.resolve_dsn(args.db)
     where = f"tenant {args.tenant} at {db.redact(args.db)}"
     outcome = run(args.db, args.tenant, ds, args.scale, err)
     out.print(f"reset {ds.name} (scale {outcome.scale:g}) in {where}:")
@@ -120,7 +121,7 @@ def pools(args: argparse.Namespace) -> int:
         pools = datapools.build(source, ds, workflow, args.limit)
         where = f"{args.okapi_url} (tenant {args.tenant})"
     else:
-        dsn = args.db or dsn_from_env()
+        dsn = db.resolve_dsn(args.db)
         pools = datapools.from_database(dsn, args.tenant, ds, workflow, args.limit)
         source = datapools.DatabaseSource
         where = f"tenant {args.tenant} at {db.redact(dsn)}"

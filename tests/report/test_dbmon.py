@@ -19,13 +19,11 @@ from folioperf.db import database_name, drop_database, ensure_database, with_dat
 from folioperf.dbmon import DbMonitor, mask_literals
 from folioperf.errors import FolioperfError
 
-SERVER = os.environ.get("FOLIOPERF_TEST_DB", "postgresql://postgres@127.0.0.1:5432/postgres")
-
 
 @pytest.fixture()
-def scratch():
+def scratch(folio_postgres):
     """A new database with an unindexed 5,000-row table `item`; pg_stat_statements not yet created."""
-    dsn = with_database(SERVER, f"folioperf_dbmon_{uuid.uuid4().hex[:10]}")
+    dsn = with_database(folio_postgres, f"folioperf_dbmon_{uuid.uuid4().hex[:10]}")
     ensure_database(dsn)
     with psycopg.connect(dsn, autocommit=True) as conn:
         conn.execute("CREATE TABLE item (id uuid PRIMARY KEY, holdingsrecordid uuid, jsonb jsonb NOT NULL)")

@@ -5,29 +5,21 @@ from __future__ import annotations
 
 import base64
 import re
-import shutil
 import subprocess
 from pathlib import Path
-
-import pytest
 
 from folioperf.cli import main
 
 from .conftest import CAMPAIGN
 
-CHROMIUM = "chromium"
 # matplotlib's first two colours (C0 blue, C1 orange) draw the transactions' lines; the page's CSS uses
 # neither.
 LINE_COLOURS = ((31, 119, 180), (255, 127, 14))
 
 
-def _screenshot(page: Path, png: Path, profile: Path) -> None:
-    binary = shutil.which(CHROMIUM)
-    if binary is None:
-        pytest.fail("chromium is missing: install it with `apt-get install -y chromium` (the HTML report test "
-                    "opens the report in headless Chromium)")
+def _screenshot(chromium: str, page: Path, png: Path, profile: Path) -> None:
     subprocess.run(
-        [binary, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
          "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={profile}",
          f"--screenshot={png}", "--window-size=1200,6000", "--hide-scrollbars", page.as_uri()],
         check=True, capture_output=True, timeout=120,
@@ -46,7 +38,7 @@ def _line_pixels(png: Path) -> tuple[int, int]:
     return counts[0], counts[1]
 
 
-def test_html_report_shows_its_charts(tmp_path):
+def test_html_report_shows_its_charts(chromium, tmp_path):
     page = tmp_path / "report.html"
     assert main(["report", str(CAMPAIGN), "-o", str(page)]) == 0
     html = page.read_text(encoding="utf-8")
@@ -58,7 +50,7 @@ def test_html_report_shows_its_charts(tmp_path):
     assert not re.search(r'(src|href)="(https?:|//)', html)
 
     shot = tmp_path / "report.png"
-    _screenshot(page, shot, tmp_path / "profile")
+    _screenshot(chromium, page, shot, tmp_path / "profile")
     blue, orange = _line_pixels(shot)
     assert blue > 3000 and orange > 3000, (blue, orange)
 
@@ -66,7 +58,7 @@ def test_html_report_shows_its_charts(tmp_path):
     bare = tmp_path / "bare.html"
     bare.write_text(re.sub(r"<img [^>]+>", "", html), encoding="utf-8")
     bare_shot = tmp_path / "bare.png"
-    _screenshot(bare, bare_shot, tmp_path / "profile")
+    _screenshot(chromium, bare, bare_shot, tmp_path / "profile")
     assert max(_line_pixels(bare_shot)) < 50
 
 

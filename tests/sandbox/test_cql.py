@@ -14,7 +14,6 @@ from folioperf.sandbox import schema
 from folioperf.sandbox.cql import CQLError, Query, translate
 
 TENANT = "diku"
-SERVER = "postgresql://postgres@127.0.0.1:5432/"
 
 
 def uid(n: int) -> str:
@@ -92,8 +91,8 @@ LABEL = {"users": "barcode", "groups": "group", "instance": "hrid", "item": "hri
 
 
 @pytest.fixture(scope="module")
-def conn():
-    dsn = f"{SERVER}fp_cql_{secrets.token_hex(6)}"
+def conn(folio_postgres):
+    dsn = db.with_database(folio_postgres, f"fp_cql_{secrets.token_hex(6)}")
     db.ensure_database(dsn)
     try:
         with psycopg.connect(dsn) as setup:

@@ -80,7 +80,7 @@ def seeded(target: Target):
 
 
 @pytest.fixture()
-def scratch_db() -> Iterator:
+def scratch_db(folio_postgres) -> Iterator:
     """scratch_db() → the DSN of a new database holding a sandbox-initialised tenant `diku` (no server); dropped
     after the test."""
     from folioperf import db
@@ -89,8 +89,7 @@ def scratch_db() -> Iterator:
     created: list[str] = []
 
     def make() -> str:
-        dsn = db.with_database(os.environ.get("FOLIOPERF_TEST_DB", "postgresql://postgres@127.0.0.1:5432/postgres"),
-                               f"folioperf_test_seed_{uuid.uuid4().hex[:10]}")
+        dsn = db.with_database(folio_postgres, f"folioperf_test_seed_{uuid.uuid4().hex[:10]}")
         db.ensure_database(dsn)
         created.append(dsn)
         reference.init_database(dsn, ["diku"], "diku_admin", "admin")

@@ -153,7 +153,8 @@ def test_an_interrupted_seed_leaves_zero_rows(scratch_db):
     with psycopg.connect(dsn, autocommit=True) as conn:
         while True:  # wait until the seeder is inside a COPY
             copying = conn.execute("SELECT count(*) FROM pg_stat_activity WHERE application_name = 'folioperf-seed' "
-                                   "AND state = 'active' AND query LIKE 'COPY%%'").fetchone()[0]
+                                   "AND datname = current_database() AND state = 'active' AND query LIKE 'COPY%%'"
+                                   ).fetchone()[0]  # this test's seed: other tests may seed at once (xdist)
             if copying:
                 break
             assert proc.poll() is None and time.monotonic() < deadline, "the seed never reached COPY"
