@@ -46,7 +46,7 @@ from folioperf.okapi import Okapi
 from folioperf.open_model import OpenModel
 from folioperf.rates import RateStatus, parse_rate
 from folioperf.target_info import TargetInfo, target_info
-from folioperf.options import Settings
+from folioperf.options import Settings, rate_per_s
 from folioperf.outcome import EXIT_NOT_RECORDED, EXIT_OK, Flags, exit_code
 from folioperf.pools import SHARED, PoolStore, check_declared, read_pools_file, split
 from folioperf.workflow import FolioUser, Workflow, find_workflow
@@ -201,11 +201,12 @@ class FolioRun:
             raise FolioperfError(f"no FOLIO password in this process: set {PASSWORD_ENV}")
         return Credentials(self.settings.tenant, self.settings.username, self.password)
 
-    def okapi(self, session: Any) -> Okapi:
+    def okapi(self, session: Any, workflow: Workflow) -> Okapi:
         """A virtual user's FOLIO client over its Locust session."""
         s = self.settings
         return Okapi(session, self.credentials, auth=s.auth, shared_login=s.login == "shared",
-                     refresh_margin=s.refresh_margin, logins=self.logins)
+                     refresh_margin=s.refresh_margin, logins=self.logins, browser=workflow.browser,
+                     preflights=not s.no_preflight, pace_per_s=rate_per_s(s.pace) if s.pace else None)
 
     def tool_okapi(self) -> Okapi:
         """Over a plain requests session, for work on the master (the first login, pool loaders, module

@@ -54,6 +54,14 @@ __all__ = ["AUTH_MODES", "AUTO", "DEFAULT_REFRESH_MARGIN", "EXPECTED", "EXPIRY",
 
 EXPECTED = "expected"  # request context flag: a refusal (status >= 400) the workflow expected, e.g. a 422 it provoked
 PLAIN_SESSION_TIMEOUT = 60.0
+# What FOLIO's UI in a browser sends besides the calls' own headers (the PTF's CICO plans send the same:
+# a Chrome User-Agent, the UI's origin), and what its CORS preflights ask for.
+BROWSER_HEADERS = {
+    "Origin": "http://localhost",
+    "User-Agent": ("Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) "
+                   "Chrome/78.0.3904.97 Safari/537.36"),
+}
+PREFLIGHT_HEADERS = "content-type,x-okapi-tenant,x-okapi-token"
 
 
 class TransactionFailed(Exception):
@@ -127,7 +135,8 @@ class Okapi:
 
     def __init__(self, session: Any, credentials: Credentials, *, url: str | None = None, auth: str = EXPIRY,
                  shared_login: bool = False, refresh_margin: float = DEFAULT_REFRESH_MARGIN,
-                 logins: Logins | None = None) -> None:
+                 logins: Logins | None = None, browser: bool = False, preflights: bool = True,
+                 pace_per_s: float | None = None) -> None:
         base = url or getattr(session, "base_url", None)
         if not base:
             raise FolioperfError("no FOLIO URL: pass url= (in Locust, give --host)")
@@ -136,6 +145,10 @@ class Okapi:
         self._session = session
         self._locust = hasattr(session, "request_event")  # Locust's HttpSession or FastHttpSession
         self.login: Login = (logins or Logins()).login(self.url, credentials, auth, refresh_margin, shared_login)
+        self.browser = browser  # calls carry a browser's Origin and User-Agent, and preflight() sends OPTIONS
+        self.preflights = preflights  # False: --no-preflight
+        self._pace = 1 / pace_per_s if pace_per_s else 0.0  # seconds between this user's requests, at least
+        self._next_slot = 0.0
         self._open: list[Transaction] = []
         _switch_off_cookies(session)
 
@@ -183,6 +196,25 @@ class Okapi:
             raise CallFailed(call.name, outcome.message, outcome.status)
         return outcome.response
 
+    def preflight(self, path: str, *, params: Mapping[str, Any] | None = None, method: str = "GET",
+                  name: str | None = None, **path_params: Any) -> None:
+        """The CORS preflight a browser sends before a cross-origin call (FOLIO's UI and its gateway are
+        different origins): OPTIONS with the browser's Origin and the method and headers it will send, and no
+        token. Recorded as `OPTIONS /path/template`, part of any open transaction; nothing with
+        --no-preflight (or outside browser pages)."""
+        if not (self.browser and self.preflights):
+            return
+        target = _expand(path, path_params) if path_params or "{" in path else path
+        if params:
+            target += "?" + urlencode(params, doseq=True, quote_via=quote)
+        headers = {**BROWSER_HEADERS, "Access-Control-Request-Method": method,
+                   "Access-Control-Request-Headers": PREFLIGHT_HEADERS, "Accept": "*/*"}
+        call = Call("OPTIONS", target, name or f"OPTIONS {path.split('?', 1)[0]}", headers, None, (200, 204))
+        outcome = self._send(call)
+        self._account(call, outcome)
+        if not outcome.ok:
+            raise CallFailed(call.name, outcome.message, outcome.status)
+
     @contextmanager
     def transaction(self, name: str) -> Iterator[Transaction]:
         """Times the calls made inside the block as one business transaction; recorded (over a Locust
@@ -220,18 +252,22 @@ class Okapi:
             while True:
                 outcome = self._send(call)
                 if self._open and not call.auth:
-                    for t in self._open:
-                        t.response_time += outcome.response_time
-                        t.response_length += outcome.length
-                        if not outcome.rejected:
-                            t.calls += 1
-                            if not outcome.ok and t.error is None:
-                                t.error = f"{call.name}: {outcome.message}"
+                    self._account(call, outcome)
                 call = flow.send(outcome)
         except StopIteration as done:
             return done.value
         finally:
             flow.close()
+
+    def _account(self, call: Call, outcome: Outcome) -> None:
+        """A call's time in every open transaction (nested ones too)."""
+        for t in self._open:
+            t.response_time += outcome.response_time
+            t.response_length += outcome.length
+            if not outcome.rejected:
+                t.calls += 1
+                if not outcome.ok and t.error is None:
+                    t.error = f"{call.name}: {outcome.message}"
 
     def _headers(self, target: str, extra: Mapping[str, str] | None, body: Any) -> dict[str, str]:
         segment = target.lstrip("/").split("?", 1)[0].split("/", 1)[0]
@@ -242,11 +278,24 @@ class Okapi:
         }
         if body is not None:
             headers["Content-Type"] = "application/json"
+        if self.browser:
+            headers.update(BROWSER_HEADERS)
         if extra:
             headers.update(extra)
         return headers
 
+    def _wait_for_slot(self) -> None:
+        """--pace: JMeter's throughput timer for "this thread only": a request waits until its time (the
+        last one's + 1/rate), on top of any think time; a user that fell behind does not wait."""
+        now = time.monotonic()
+        if self._next_slot > now:
+            time.sleep(self._next_slot - now)  # gevent's sleep in a Locust process (time is patched)
+            now = self._next_slot
+        self._next_slot = now + self._pace
+
     def _send(self, call: Call) -> Outcome:
+        if self._pace and not call.auth:
+            self._wait_for_slot()
         if self._locust:
             response = self._session.request(call.method, self.url + call.target, name=call.name, catch_response=True,
                                              data=call.body, headers=call.headers)

@@ -209,6 +209,13 @@ RUN_OPTIONS: tuple[Opt, ...] = (
                              "its lifetime)", type=_refresh_margin, default=DEFAULT_REFRESH_MARGIN, metavar="SECONDS"),
     _run("--think-time", "scale of the workflow's think times and pacing: 1 = PTF's (default), 0 = none (maximum "
                          "pressure)", type=not_negative, default=1.0, metavar="FACTOR"),
+    _run("--think-offset", "add this many milliseconds to each pause the PTF's plans add THINK_OFFSET to "
+                           "(default 0)", type=not_negative, default=0.0, metavar="MS"),
+    _run("--pace", "pace each virtual user as JMeter's throughput timer does for \"this thread only\": at most "
+                   "this many requests (calls and preflights) a minute, on top of the think times, e.g. 65/m as the "
+                   "PTF's master plan paces check-in/check-out", type=rate, metavar="N/m"),
+    _run("--no-preflight", "send no CORS preflights (OPTIONS) before the calls of browser pages (check-in/check-out)",
+         switch=True),
     _run("--rate", "open model: start iterations at this rate for the whole run (all users and workers), e.g. 20/s "
                    "or 90/m; latency is also measured from each iteration's scheduled start (default: the "
                    "workflow's, if any)", type=rate, metavar="N/s"),
@@ -318,6 +325,9 @@ class Settings:
     login: str = "per-user"
     refresh_margin: float = DEFAULT_REFRESH_MARGIN
     think_time: float = 1.0
+    think_offset: float = 0.0
+    pace: str | None = None
+    no_preflight: bool = False
     rate: str | None = None
     pools: str | None = None
     results_dir: str | None = None

@@ -133,6 +133,10 @@ class Workflow:
     - `spawn_rate`: users started per second unless the run says otherwise (holds: 0.1, one user per 10 s);
     - `rate`: runs in the open model by default, at this many iterations for the whole run ("3/s", "90/m";
       `--rate` overrides it; see folioperf.open_model);
+    - `browser`: its calls are a FOLIO UI page's: they carry a browser's Origin and User-Agent, and the
+      workflow's `okapi.preflight(...)` sends the CORS preflights (unless --no-preflight);
+    - `pages`: transaction -> UI release -> the steps (folioperf.page) it runs, for `folioperf workflows NAME`
+      to show; the workflow's option `--ui-release` chooses among the releases;
     - `load_pools(okapi, options)`: where the pools come from when no pools file is given (run once, on
       the master, with a logged-in `Okapi` over a plain requests session).
     """
@@ -147,6 +151,8 @@ class Workflow:
     pacing: float | None = None
     spawn_rate: float | None = None
     rate: str | None = None
+    browser: bool = False
+    pages: Mapping[str, Mapping[str, tuple]] = field(default_factory=dict)
     load_pools: Callable[[Okapi, SimpleNamespace], Mapping[str, Sequence[dict]]] | None = None
 
     def __post_init__(self) -> None:
@@ -204,10 +210,11 @@ class FolioUser(FastHttpUser):
         if run is None:
             raise FolioperfError("folioperf is not set up in this Locust environment (its plugin's init listener did not run)")
         self.folioperf = run
-        self.okapi: Okapi = run.okapi(self.client)
+        self.okapi: Okapi = run.okapi(self.client, self.workflow)
         self.pools = UserPools(run.store)
         self.options: SimpleNamespace = run.options[self.workflow.name]
         self.think_time: float = run.settings.think_time
+        self.think_offset: float = run.settings.think_offset / 1000
 
     def wait_time(self) -> float:
         seconds = (self.workflow.pacing or 0) * self.think_time
@@ -251,9 +258,11 @@ class _FolioTasks:
         """`with self.transaction("Check-out"):` records the enclosed calls as one business transaction."""
         return self.user.okapi.transaction(name)
 
-    def think(self, low: float, high: float | None = None) -> None:
-        """Pause like a librarian would: `low`..`high` seconds (PTF's values), times --think-time."""
-        seconds = random.uniform(low, low if high is None else high) * self.user.think_time
+    def think(self, low: float, high: float | None = None, *, offset: bool = True) -> None:
+        """Pause like a librarian would: `low`..`high` seconds (PTF's values), times --think-time, plus
+        --think-offset where the PTF's plan adds its THINK_OFFSET (`offset=False`: it does not)."""
+        user = self.user
+        seconds = (random.uniform(low, low if high is None else high) + (user.think_offset if offset else 0)) * user.think_time
         if seconds > 0:
             gevent.sleep(seconds)
 

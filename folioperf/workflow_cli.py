@@ -12,6 +12,8 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
                        description="Built-in workflows, those of installed plugins (entry-point group "
                                    "folioperf.workflows), or the one in a .py file given by path.")
     p.add_argument("workflow", nargs="?", metavar="NAME|FILE", help="describe this workflow")
+    p.add_argument("--ui-release", metavar="RELEASE",
+                   help="show the calls and pauses of this FOLIO UI release's pages (default: the workflow's)")
     p.set_defaults(handler="folioperf.workflow_cli:show")
 
 
@@ -48,5 +50,26 @@ def show(args: argparse.Namespace) -> int:
         choices = f" {{{','.join(map(str, option.choices))}}}" if option.choices else ""
         default = "" if option.default is None else f" (default {option.default})"
         lines.append(f"    {option.flag}{choices}{default}  {option.help}".rstrip())
+    lines += _pages(workflow, args.ui_release)
     print("\n".join(lines))
     return 0
+
+
+def _pages(workflow, release: str | None) -> list[str]:
+    """Each transaction's calls and pauses, for the UI release asked for (or the workflow's default)."""
+    from folioperf.errors import FolioperfError
+    from folioperf.page import describe
+
+    if not workflow.pages:
+        if release:
+            raise FolioperfError(f"workflow {workflow.name} has no UI releases to choose from")
+        return []
+    option = next((o for o in workflow.options if o.name == "ui-release"), None)
+    chosen = release or (option.default if option else None)
+    lines: list[str] = []
+    for transaction, by_release in workflow.pages.items():
+        if chosen not in by_release:
+            raise FolioperfError(f"no {chosen!r} release of {transaction}: {', '.join(by_release)}")
+        lines.append(f"  {transaction} ({chosen}; pauses before the call they precede):")
+        lines += describe(by_release[chosen], indent="    ")
+    return lines

@@ -1,13 +1,15 @@
-"""Check-in/check-out (PTF CICO, reports 002 and 004): the calls FOLIO's check-out and check-in pages make
-(Orchid-era UI), in their order, as PTF's `circulation_checkInCheckOut_orchid.jmx` sends them
-(folio-api.md §3.1, §3.2).
+"""Check-in/check-out (PTF CICO, reports 002 and 004): FOLIO's check-out and check-in pages as the PTF's plans
+drive them, for the FOLIO UI release of your choice (`--ui-release`; workflows/cico_pages.py): every call in
+the page's order with the browser's CORS preflights (`--no-preflight` drops them), and each pause right
+before the call the plan delays (JMeter's timers fire before their sampler).
 
 Each iteration is a check-in (43 %) or a check-out (57 %), PTF's DISTRIBUTION=43-57 (`--mix 50-50` for the
-master scripts' split); a check-in with no checked-out item free becomes a check-out. Think times are
-PTF's, times --think-time, and are not part of the transactions. A checked-out item moves into the pool
-`checked_out_items` and back into `available_items` when it is checked in.
+master scripts' split); a check-in with no checked-out item free becomes a check-out. Think times are the
+plans', times --think-time, plus --think-offset where the plans add THINK_OFFSET; they are not part of the
+transactions. A checked-out item moves into the pool `checked_out_items` and back into `available_items`
+when it is checked in.
 
-    locust -f workflows/check_in_check_out.py --headless -u 8 -r 1 -t 30m --pools cico-pools.json
+    locust -f workflows/check_in_check_out.py --headless -u 8 -r 1 -t 30m --pools cico-pools.json --ui-release lotus
 """
 
 from __future__ import annotations
@@ -17,7 +19,10 @@ import uuid
 from datetime import datetime, timezone
 
 from folioperf import FolioTaskSet, FolioUser, Option, Workflow, task
-from folioperf.okapi import CallFailed
+from folioperf.page import run
+from folioperf.workflows.cico_pages import CHECK_IN, CHECK_OUT, NEWEST
+
+NOT_FOUND = "NOT_FOUND"  # what the plans' extractors leave in a variable the response did not have
 
 
 def _mix(text: str) -> str:
@@ -32,14 +37,13 @@ def _mix(text: str) -> str:
 
 
 def _now() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")  # PTF's pattern, in 24-hour time
+    """The plans' `yyyy-MM-dd'T'hh:mm:ss'Z'`, in UTC and 24-hour time (the plans' 12-hour `hh` is a bug)."""
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _first(response, key: str, what: str, name: str) -> dict:
-    records = response.json().get(key) or []
-    if not records:
-        raise CallFailed(name, f"no {what} found")  # fails the transaction; nothing more to do with this entry
-    return records[0]
+def _first(response, key: str) -> dict:
+    records = (response.json() or {}).get(key) or []
+    return records[0] if records else {}
 
 
 class CheckInCheckOut(FolioTaskSet):
@@ -54,78 +58,46 @@ class CheckInCheckOut(FolioTaskSet):
 
     def check_out(self) -> None:
         user = self.pools.acquire("users")
-        service_point = self.pools.acquire("service_points")["id"]
         item = self.pools.acquire("available_items")
-        ub, ib = user["barcode"], item["barcode"]
-        okapi = self.okapi
+        context = {"user_barcode": user["barcode"], "item_barcode": item["barcode"],
+                   "service_point": self.pools.acquire("service_points")["id"],
+                   "user_id": NOT_FOUND, "group": NOT_FOUND, "item_id": NOT_FOUND}
+
+        def patron(response, ctx: dict) -> None:
+            found = _first(response, "users")
+            ctx["user_id"], ctx["group"] = found.get("id", NOT_FOUND), found.get("patronGroup", NOT_FOUND)
+
+        def lent(response, ctx: dict) -> None:
+            self.pools.release(item, to="checked_out_items")  # lent now, whatever the calls after it do
+            ctx["user_id"] = response.json().get("userId") or ctx["user_id"]
+
         with self.transaction("Check-out"):
-            okapi.get("/configurations/entries", params={"query": "(module==CHECKOUT and configName==other_settings)"})
-            okapi.get("/configurations/entries", params={"query": "(module==USERS and configName==profile_pictures)"})
-            okapi.get("/groups")
-            self.think(1, 3)
-            found = okapi.get("/users", params={
-                "query": f'(barcode=="{ub}" OR externalSystemId=="{ub}" OR id=="{ub}" OR username=="{ub}")'})
-            patron = _first(found, "users", f"user with barcode {ub}", "GET /users")
-            user_id, group = patron["id"], patron.get("patronGroup")
-            self.think(1, 4)
-            okapi.get("/groups", params={"query": f"(id=={group})"})
-            okapi.get("/accounts", params={"query": f"(userId=={user_id} and status.name<>Closed)", "limit": 100})
-            okapi.get("/circulation/loans", params={"query": f"(userId=={user_id} and status.name<>Closed)", "limit": 1})
-            okapi.get("/circulation/requests", params={"query": f'(requesterId=={user_id} and status=="Open")', "limit": 100})
-            okapi.get("/proxiesfor", params={"query": f"query=(userId=={user_id})", "limit": 80})  # the UI's doubled query=
-            okapi.get("/proxiesfor", params={"query": f"query=(proxyUserId=={user_id})", "limit": 80})
-            okapi.get("/note-links/domain/users/type/user/id/{id}", id=user_id,
-                      params={"limit": 10000, "order": "desc", "status": "assigned"})
-            okapi.get("/manualblocks", params={"query": f"userId=={user_id}"})
-            okapi.get("/automated-patron-blocks/{id}", id=user_id, params={"limit": 100})
-            okapi.get("/proxiesfor", params={"query": f"query=(proxyUserId=={user_id})"})
-            okapi.get("/circulation/requests", params={
-                "query": f'(requesterId=={user_id} and pickupServicePointId={service_point} and status=="Open - Awaiting pickup")'})
-            self.think(1, 3)
-            okapi.get("/inventory/items", params={"query": f'barcode=="{ib}"', "limit": 40})
-            loan = okapi.post("/circulation/check-out-by-barcode", expect=(201,), json={
-                "itemBarcode": ib, "userBarcode": ub, "loanDate": _now(), "id": str(uuid.uuid4()),
-                "servicePointId": service_point}).json()
-            self.pools.release(item, to="checked_out_items")  # lent now, whatever the calls below do
-            borrower = loan.get("userId") or user_id
-            okapi.get("/circulation/loans", params={"query": f"(userId=={borrower} and status.name<>Closed)", "limit": 1})
-            okapi.get("/automated-patron-blocks/{id}", id=borrower, params={"limit": 100})
-            okapi.get("/circulation/requests", params={"query": f'(requesterId=={borrower} and status=="Open")', "limit": 100})
-        self.think(5, 7)
+            run(self, CHECK_OUT[self.options.ui_release], context,
+                hooks={"patron": patron, "item": _item_id, "loan": lent},
+                bodies={"/circulation/check-out-by-barcode": lambda ctx: {
+                    "itemBarcode": ctx["item_barcode"], "userBarcode": ctx["user_barcode"], "loanDate": _now(),
+                    "id": str(uuid.uuid4()), "servicePointId": ctx["service_point"]}})
 
     def check_in(self, item: dict) -> None:
-        service_point = self.pools.acquire("service_points")["id"]
-        ib = item["barcode"]
-        okapi = self.okapi
-        with self.transaction("Check-in"):
-            okapi.get("/groups")
-            okapi.get("/users")
-            okapi.get("/staff-slips-storage/staff-slips", params={"limit": 1000})
-            self.think(1, 3)
-            okapi.get("/service-points", params={"limit": 1000})
-            okapi.get("/configurations/entries", params={"query": "(module=CHECKOUT and configName=other_settings)"})
-            found = okapi.get("/inventory/items", params={"query": f'barcode=="{ib}"', "limit": 1000})
-            item_id = _first(found, "items", f"item with barcode {ib}", "GET /inventory/items")["id"]
-            checked_in = okapi.post("/circulation/check-in-by-barcode", expect=(200,), json={
-                "servicePointId": service_point, "checkInDate": _now(), "itemBarcode": ib, "id": str(uuid.uuid4())}).json()
+        context = {"item_barcode": item["barcode"], "service_point": self.pools.acquire("service_points")["id"],
+                   "item_id": NOT_FOUND, "loan_id": NOT_FOUND, "user_id": NOT_FOUND, "lost_item_policy": NOT_FOUND}
+
+        def returned(response, ctx: dict) -> None:
             self.pools.release(item, to="available_items")
-            okapi.get("/circulation/requests", params={
-                "query": f'(itemId=={item_id} and (status=="Open - Awaiting pickup" or status=="Open - Awaiting delivery"))'})
-            self.think(5, 7)
-            loan = checked_in.get("loan")
-            if loan is None:
-                # The item had no open loan (PTF's recycled CSVs hit this and send the fee/fine look-ups with
-                # unresolved variables); the UI has no loan to look fees up for, so neither do we.
-                return
-            loan_id, user_id = loan["id"], loan.get("userId")
-            okapi.get("/accounts", params={"query": f'loanId=="{loan_id}"'})
-            self.think(1, 4)
-            okapi.get("/lost-item-fees-policies", params={"query": f"id=={loan.get('lostItemPolicyId')}"})
-            self.think(5, 7)
-            okapi.get("/accounts", params={
-                "query": f'(userId=={user_id} and itemId=={item_id}) AND (status.name=="Open" OR status.name=="Closed")'})
-            okapi.get("/accounts", params={
-                "query": f'(userId=={user_id} and itemId=={item_id} and loanId=={loan_id}) and status.name=="Open"'})
+            loan = response.json().get("loan") or {}
+            ctx["loan_id"] = loan.get("id", NOT_FOUND)
+            ctx["user_id"] = loan.get("userId", NOT_FOUND)
+            ctx["lost_item_policy"] = loan.get("lostItemPolicyId", NOT_FOUND)
+
+        with self.transaction("Check-in"):
+            run(self, CHECK_IN[self.options.ui_release], context, hooks={"item": _item_id, "check_in": returned},
+                bodies={"/circulation/check-in-by-barcode": lambda ctx: {
+                    "servicePointId": ctx["service_point"], "checkInDate": _now(), "itemBarcode": ctx["item_barcode"],
+                    "id": str(uuid.uuid4())}})
+
+
+def _item_id(response, ctx: dict) -> None:
+    ctx["item_id"] = _first(response, "items").get("id", NOT_FOUND)
 
 
 workflow = Workflow(
@@ -136,8 +108,12 @@ workflow = Workflow(
     pools={"users": "shared", "available_items": "exclusive", "checked_out_items": "exclusive",
            "service_points": "shared"},
     transactions=("Check-out", "Check-in"),
+    browser=True,
+    pages={"Check-out": CHECK_OUT, "Check-in": CHECK_IN},
     options=(Option("mix", default="43-57", type=_mix,
-                    help="check-in and check-out percentages, as PTF's DISTRIBUTION (43-57; master scripts 50-50)"),),
+                    help="check-in and check-out percentages, as PTF's DISTRIBUTION (43-57; master scripts 50-50)"),
+             Option("ui-release", default=NEWEST, choices=tuple(CHECK_OUT),
+                    help="the FOLIO UI release whose pages to drive, as the PTF's plan for it")),
 )
 
 

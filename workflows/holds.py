@@ -7,24 +7,26 @@ iteration, three variants (`--variant`):
 - `item`: an item-level Page request, POST /circulation/requests.
 
 Each instance (or item) is requested once, so no requester/instance pair repeats and FOLIO has no reason
-to refuse as a duplicate; requesters are shared round-robin. PTF's 3 s think time follows each request
-(times --think-time), and users start one per 10 s as PTF's ramp-up (8 users in 80 s).
+to refuse as a duplicate; requesters are shared round-robin. As in the plans, the request's date is taken
+first, then PTF's 3 s pause (times --think-time; the plans add no THINK_OFFSET to it), then the request:
+its `requestDate` is about 3 s old, `yyyy-MM-ddTHH:mm:ss.SSSZ` in UTC, and an instance or item request
+expires at that very date (`requestExpirationDate` = `requestDate`). Users start one per 10 s as PTF's
+ramp-up (8 users in 80 s).
 
     locust -f workflows/holds.py --headless -u 8 -r 0.1 -t 30m --pools holds-pools.json --variant instance
 """
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 
 from folioperf import FolioTaskSet, FolioUser, Option, Workflow, task
 
 VARIANTS = ("patron", "instance", "item")
-EXPIRES_AFTER = timedelta(days=365)
 
 
 def _date(when: datetime) -> str:
-    return when.strftime("%Y-%m-%dT%H:%M:%S.") + f"{when.microsecond // 1000:03d}+0000"  # PTF: yyyy-MM-dd'T'HH:mm:ss.SSSZ
+    return when.strftime("%Y-%m-%dT%H:%M:%S.") + f"{when.microsecond // 1000:03d}Z"  # the plans' date, in UTC
 
 
 class PlaceHold(FolioTaskSet):
@@ -34,23 +36,23 @@ class PlaceHold(FolioTaskSet):
         requester = self.pools.acquire("requesters")["id"]
         pickup = self.pools.acquire("pickup_service_points")["id"]
         target = self.pools.acquire("items" if variant == "item" else "instances")
-        now = datetime.now(timezone.utc)
+        date = _date(datetime.now(timezone.utc))  # taken before the pause, as the plans' pre-processor does
+        self.think(3, offset=False)
         okapi = self.okapi
         with self.transaction("Place hold"):
             if variant == "patron":
                 okapi.post("/patron/account/{id}/instance/{instanceId}/hold", id=requester, instanceId=target["id"],
-                           expect=(201,), json={"item": {"instanceId": target["id"]}, "requestDate": _date(now),
+                           expect=(201,), json={"item": {"instanceId": target["id"]}, "requestDate": date,
                                                 "pickupLocationId": pickup})
             elif variant == "instance":
                 okapi.post("/circulation/requests/instances", expect=(201,), json={
-                    "requestDate": _date(now), "requesterId": requester, "instanceId": target["id"],
-                    "requestExpirationDate": _date(now + EXPIRES_AFTER), "pickupServicePointId": pickup})
+                    "requestDate": date, "requesterId": requester, "instanceId": target["id"],
+                    "requestExpirationDate": date, "pickupServicePointId": pickup})
             else:
                 okapi.post("/circulation/requests", expect=(201,), json={
-                    "requestDate": _date(now), "requesterId": requester, "requestType": "Page",
+                    "requestDate": date, "requesterId": requester, "requestType": "Page",
                     "fulfilmentPreference": "Hold Shelf", "itemId": target["id"],
-                    "requestExpirationDate": _date(now + EXPIRES_AFTER), "pickupServicePointId": pickup})
-        self.think(3)
+                    "requestExpirationDate": date, "pickupServicePointId": pickup})
 
 
 workflow = Workflow(

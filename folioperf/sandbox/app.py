@@ -260,7 +260,11 @@ class Sandbox:
         except Exception as exc:  # a bug: answer like a module would, and keep the trace in the log
             traceback.print_exc(file=sys.stderr)
             resp = Response(500, f"{type(exc).__name__}: {exc}".encode(), TEXT)
-        if route is not None:
+        if req.method == "OPTIONS":
+            template = self.router.template_of(req.path)
+            if template is not None:
+                self.counters.preflight(template, resp.status)
+        elif route is not None:
             self.counters.request(route.index, resp.status)
             if self.delays is not None:  # the handler has returned its connection: the wait holds nothing
                 pause = self.delays.draw(route.index)

@@ -22,8 +22,12 @@ UNMATCHED = "unmatched"
 
 
 class Counters:
-    def __init__(self, route_names: list[str], processes: int) -> None:
-        self.names = list(route_names) + [UNMATCHED]
+    """Per route (`GET /users/{id}`), per path template's CORS preflight (`OPTIONS /users/{id}`), and the
+    requests no route serves; by status class."""
+
+    def __init__(self, route_names: list[str], processes: int, preflights: list[str] = ()) -> None:
+        self._preflight_index = {template: len(route_names) + i for i, template in enumerate(preflights)}
+        self.names = list(route_names) + [f"OPTIONS {t}" for t in preflights] + [UNMATCHED]
         self._route_slots = len(self.names) * len(STATUS_CLASSES)
         self._row = self._route_slots + len(EVENTS)
         self._processes = processes
@@ -42,6 +46,11 @@ class Counters:
         klass = status // 100 - 1
         if 1 <= klass <= 4:
             self._view[slot + klass] += 1
+
+    def preflight(self, template: str, status: int) -> None:
+        index = self._preflight_index.get(template)
+        if index is not None:
+            self.request(index, status)
 
     def unmatched(self, status: int) -> None:
         self.request(len(self.names) - 1, status)

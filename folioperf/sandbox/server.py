@@ -45,7 +45,7 @@ def serve(settings: Settings, sock: socket.socket, on_ready: Callable[[str], Non
     settings.port = sock.getsockname()[1]
     url = f"http://{settings.host}:{settings.port}"
     router = build_router(settings)
-    counters = Counters([r.name for r in router.routes], settings.processes)
+    counters = Counters([r.name for r in router.routes], settings.processes, preflights=router.templates())
     if settings.processes <= 1:
         return _worker(settings, router, counters, sock, 0, lambda: on_ready(url))
     children: list[int] = []

@@ -183,6 +183,17 @@ class Router:
         self._by_segment.setdefault(_first_segment(template), []).append(route)
         return route
 
+    def templates(self) -> list[str]:
+        """The distinct path templates, in the order their first route was added."""
+        return list(dict.fromkeys(route.template for route in self.routes))
+
+    def template_of(self, path: str) -> str | None:
+        """The template of a route serving `path` with any method (what a CORS preflight asks about)."""
+        for route in self._by_segment.get(_first_segment(path), ()):
+            if route.regex.match(path):
+                return route.template
+        return None
+
     def match(self, method: str, path: str) -> tuple[Route | None, dict[str, str], bool]:
         """(route, path params, path known for another method)."""
         path_known = False

@@ -21,7 +21,7 @@ from tests.locust_process import REPO, FIXTURES, LocustRun, clean_env, locust_ar
 TENANT = "wftest"
 # Small, yet enough for ~10 s runs: two borrowers per renewal group (a user per borrower), holds instances
 # that three variants at once do not use up.
-SCALES = {"cico": 0.01, "renewals": 0.2, "holds": 0.05, "rih": 0.005}
+SCALES = {"cico": 0.01, "renewals": 0.2, "holds": 0.15, "rih": 0.005}
 WORKFLOW_FILES = REPO / "workflows"
 CALL_LOG = FIXTURES / "locust_call_log.py"
 READY_SECONDS = 10.0
@@ -46,6 +46,11 @@ class Target:
         path.write_text(json.dumps({"format": datapools.FORMAT, "tenant": self.tenant, "source": "database", "dataset": ds,
                                     "created": "2026-01-01T00:00:00Z", "pools": pools}))
         return path
+
+    def part(self, workflow: str, k: int, parts: int = 2) -> dict[str, list[dict]]:
+        """Every k-th of `parts` entries of each pool of `workflow`: test modules that take different parts
+        never use the same item, instance or borrower."""
+        return {name: entries[k::parts] for name, entries in self.pools[workflow].items()}
 
     def env(self, **extra: str) -> dict[str, str]:
         return clean_env(FOLIOPERF_PASSWORD=self.password, FOLIOPERF_TENANT=self.tenant, **extra)

@@ -1,7 +1,8 @@
-"""The built-in PTF workflows under plain Locust (`locust -f workflows/<file>.py`) against the seeded sandbox:
-each records its transactions and API calls with no unexpected failure, and sends the calls of the PTF's
-plans (tests/workflows/ptf_sequences.py: the newest CICO release, the master plan's RIH), in the plans'
-order. Preflights, pauses and the other releases: ptf_plans_pending.py."""
+"""The built-in PTF workflows under plain Locust (`locust -f workflows/<file>.py`) against the seeded sandbox,
+at their default settings but for shorter pauses: each records its transactions and API calls (preflights
+included) with no unexpected failure, and sends the calls of the PTF's plans (tests/workflows/ptf_sequences.py:
+the newest CICO release, the master plan's RIH), in the plans' order. Pauses and the other releases:
+test_ptf_plans.py."""
 
 from __future__ import annotations
 
@@ -28,7 +29,8 @@ RUNS = {
 # name → {transaction: (the plan's steps, times its loop runs)}
 SEQUENCES = {
     "check-in-check-out": {"Check-out": (ptf.CHECK_OUT[ptf.NEWEST].steps, 1), "Check-in": (ptf.CHECK_IN[ptf.NEWEST].steps, 1)},
-    "renew": {"Renew all loans": (ptf.RENEW_ALL.steps, RENEW_GROUP)},
+    # ptf.transactions() gives the calls made before the inner "Renew loans" ended to it: all of them here
+    "renew": {"Renew loans": (ptf.RENEW_ALL.steps, RENEW_GROUP), "Renew all loans": ((), 1)},
     "holds-patron": {"Place hold": (ptf.PLACE_HOLD["patron"].steps, 1)},
     "holds-instance": {"Place hold": (ptf.PLACE_HOLD["instance"].steps, 1)},
     "holds-item": {"Place hold": (ptf.PLACE_HOLD["item"].steps, 1)},
@@ -39,7 +41,7 @@ SEQUENCES = {
 def _holds_pools(seeded) -> dict[str, dict]:
     """Each holds variant its own instances (and the item variant the items of yet other instances), so the
     three runs at once never request one instance twice."""
-    pools = seeded.pools["holds"]
+    pools = seeded.part("holds", 0)  # test_ptf_plans.py takes part 1
     instances = pools["instances"]
     reserved = {i["id"] for i in instances[2::3]}
     return {
@@ -59,7 +61,7 @@ def runs(seeded, tmp_path_factory) -> dict[str, LocustRun]:
         out: Path = root / name
         out.mkdir()
         workflow = name.split("-")[0] if name.startswith("holds") else name
-        pools = seeded.pools_file(out, workflow, **replaced.get(name, {}))
+        pools = seeded.pools_file(out, workflow, **{**seeded.part(workflow, 0), **replaced.get(name, {})})
         started[name] = (start_locust(workflow_args(seeded, out, file, "-t", "10", "--pools", str(pools), *args),
                                       out, seeded.env(CALL_LOG=str(out / "calls.json"))), out)
     return {name: finish(proc, out) for name, (proc, out) in started.items()}
@@ -73,7 +75,7 @@ def test_smoke(runs, name):
     stats = run.stats()
     for transaction in SEQUENCES[name]:
         assert stats[("Transaction", transaction)]["num_requests"] > 0, transaction
-    expected_apis = set().union(*(ptf.apis(steps, preflight=False) for steps, _ in SEQUENCES[name].values()))
+    expected_apis = set().union(*(ptf.apis(steps) for steps, _ in SEQUENCES[name].values()))
     recorded_apis = {n for (t, n) in stats if t not in ("Transaction", "Scheduled")} - {"POST /authn/login-with-expiry"}
     assert recorded_apis == expected_apis
     assert all(stats[(t, n)]["num_requests"] > 0 for (t, n) in stats)
@@ -88,7 +90,7 @@ def test_sends_the_ptf_sequence(runs, name):
     assert seen == set(SEQUENCES[name])
     for transaction, calls in recorded:
         steps, loops = SEQUENCES[name][transaction]
-        problem = ptf.mismatch(calls, steps, preflight=False, loops=loops)
+        problem = ptf.mismatch(calls, steps, loops=loops)
         assert problem is None, f"{transaction}: {problem}"
 
 
