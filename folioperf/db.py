@@ -45,7 +45,9 @@ def resolve_dsn(dsn: str | None, say: pgcluster.Say = pgcluster.to_stderr) -> st
             f"`folioperf db stop` stops it)")
         return dsn
     try:
-        connect(with_database(FALLBACK_DSN, "postgres")).close()
+        connect(FALLBACK_DSN).close()
+    except DatabaseMissing:
+        pass  # the server answers; the commands that need the database create it
     except DatabaseUnreachable as exc:
         why = f" ({'; '.join(reasons)})" if reasons else ""
         raise FolioperfError(f"no PostgreSQL to use: no server binaries for folioperf's own cluster{why}, and "
@@ -105,7 +107,7 @@ def connection_error(dsn: str, exc: psycopg.OperationalError) -> DatabaseUnreach
         return ServerNotAnswering(f"{where}: {reason}; check the host of --db", short)
     if any(words in text.lower() for words in _NOT_ANSWERING):
         return ServerNotAnswering(f"{where}: no server answers ({reason.lower()}); {_START_HINT}",
-                                  f"no server answers at {redact(dsn)}")
+                                  f"PostgreSQL at {redact(dsn)} does not answer ({reason.lower()})")
     return DatabaseUnreachable(f"{where}: {reason}", short)
 
 

@@ -47,8 +47,9 @@ def test_a_port_out_of_range_is_refused_before_anything_starts(new_dsns):
     dsn = new_dsns()
     r = folioperf("sandbox", "start", "--port", "99999", "--db", dsn)
     assert r.returncode == 2 and "Traceback" not in r.stderr
-    assert r.stderr.strip().splitlines()[-1] == ("folioperf sandbox start: error: argument --port: invalid port "
-                                                 "'99999': a whole number from 0 to 65535 (0 picks a free one)")
+    assert r.stderr.strip().splitlines() == ["folioperf sandbox start: error: argument --port: invalid port "
+                                             "'99999': a whole number from 0 to 65535 (0 picks a free one) "
+                                             "(see folioperf sandbox start --help)"]  # one line, no usage block
     assert not exists(dsn)
 
 
