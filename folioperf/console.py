@@ -25,6 +25,7 @@ from rich.table import Table
 from rich.text import Text
 
 from folioperf.metrics import ERROR, SCHEDULED, TRANSACTION
+from folioperf.wording import plural
 
 PIPE_WIDTH = 200  # a log or pipe has no width: lay it out wide rather than at rich's default 80
 _NUMBER_WIDTHS = (9, 9, 9, 8, 8, 8, 8)  # Requests, Failures, Average, 50th, 75th, 95th, req/s
@@ -48,10 +49,6 @@ def fmt_ms(value: float | None) -> str:
 def _clock(seconds: float) -> str:
     seconds = int(seconds)
     return f"{seconds // 3600:d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}" if seconds >= 3600 else f"{seconds // 60:d}:{seconds % 60:02d}"
-
-
-def plural(count: int, word: str) -> str:
-    return f"{count:,} {word}" + ("" if count == 1 else "s")
 
 
 def _kind(request_type: str) -> str | None:

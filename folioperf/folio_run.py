@@ -43,12 +43,12 @@ from folioperf.distributed import REPORT_GRACE_SECONDS, Coordinator, Link, Seal
 from folioperf.errors import FolioperfError
 from folioperf.metrics import ERROR, Metrics, locust_bucket
 from folioperf.okapi import Okapi
-from folioperf.open_model import OpenModel
-from folioperf.rates import RateStatus, parse_rate
+from folioperf.rates import RateStatus
 from folioperf.target_info import TargetInfo, target_info
 from folioperf.options import Settings, rate_per_s
 from folioperf.outcome import EXIT_NOT_RECORDED, EXIT_OK, Flags, exit_code
 from folioperf.pools import SHARED, PoolStore, check_declared, read_pools_file, split
+from folioperf.groups import UserGroup
 from folioperf.workflow import FolioUser, Workflow, find_workflow
 
 log = logging.getLogger("folioperf")
@@ -69,6 +69,7 @@ class TestRecord:
     peak_users: int = 0
     users_per_worker: dict[str, int] = field(default_factory=dict)
     full_load_at: datetime | None = None
+    users_per_group: dict[str, int] = field(default_factory=dict)  # peak users of each user group
     peak_cpu: float = 0.0
     seen_workers: set[str] = field(default_factory=set)
     lost_workers: set[str] = field(default_factory=set)
@@ -98,13 +99,11 @@ class FolioRun:
         self.settings = Settings()
         self.password: str | None = os.environ.get(PASSWORD_ENV) or None
         self.db_dsn: str | None = None  # the monitored database; kept out of the options Locust sends workers
-        self.workflows: list[Workflow] = []
-        self.options: dict[str, SimpleNamespace] = {}
+        self.groups: dict[type, UserGroup] = {}  # folioperf user class -> what its users share
         self.modes: dict[str, str] = {}
         self.logins = Logins()
         self.store = PoolStore()
         self.metrics = Metrics(settle=self.role != WORKER)
-        self.open_model = OpenModel(environment.events)
         self.share = 1  # how many processes share the open model's rate (the master says, in its setup)
         self.test: TestRecord | None = None
         self.stopping = False
@@ -157,7 +156,8 @@ class FolioRun:
         self._configure_workflows(self.settings.workflow, required)
 
     def _configure_workflows(self, spec: str | None, required: bool) -> None:
-        chosen, workflows = None, []
+        chosen = None
+        groups: dict[type, UserGroup] = {}
         for cls in self.environment.user_classes:
             if not (isinstance(cls, type) and issubclass(cls, FolioUser)):
                 continue
@@ -168,18 +168,23 @@ class FolioRun:
                     raise FolioperfError("no workflow chosen: give --workflow NAME or FILE (`folioperf workflows` lists them)")
                 chosen = chosen or find_workflow(spec)
                 cls.workflow, cls.tasks = chosen, [chosen.taskset]
-            if cls.workflow not in workflows:
-                workflows.append(cls.workflow)
-        if spec and chosen is None and workflows:
-            log.warning("--workflow %s is ignored: the locustfile's users run %s", spec, ", ".join(w.name for w in workflows))
+            groups[cls] = UserGroup.of(cls.workflow, cls.group, self.settings, self.environment.parsed_options,
+                                       self.environment.events)
+        if spec and chosen is None and groups:
+            log.warning("--workflow %s is ignored: the locustfile's users run %s", spec, ", ".join(w.name for w in self.workflows))
         modes: dict[str, str] = {}
-        for workflow in workflows:
-            for name, mode in workflow.pools.items():
+        for group in groups.values():
+            for name, mode in group.modes().items():
                 if modes.setdefault(name, mode) != mode:
                     raise FolioperfError(f"pool {name!r} is {modes[name]} in one workflow and {mode} in another")
-        self.workflows, self.modes = workflows, modes
-        options = self.environment.parsed_options
-        self.options = {w.name: w.option_values(options if options is not None else {}) for w in workflows}
+        self.groups, self.modes = groups, modes
+
+    @property
+    def workflows(self) -> list[Workflow]:
+        return list(dict.fromkeys(g.workflow for g in self.groups.values()))
+
+    def group_of(self, cls: type) -> UserGroup:
+        return self.groups[cls]
 
     def prepare(self) -> None:
         """Master or local, at start: the password, a login, the test data; a bad one ends the run here.
@@ -189,7 +194,7 @@ class FolioRun:
             return
         if self.password is None:
             self.password = Credentials.from_environment(self.settings.tenant, self.settings.username).password
-        self.target_rate()  # a bad --rate is one line now, not an error in every user
+        self.rate_targets()  # a bad --rate is one line now, not an error in every user
         if self.environment.host:  # in the web UI it may come later
             self.tool_okapi().authenticate()
         if self.environment.host or self.settings.pools:
@@ -201,12 +206,13 @@ class FolioRun:
             raise FolioperfError(f"no FOLIO password in this process: set {PASSWORD_ENV}")
         return Credentials(self.settings.tenant, self.settings.username, self.password)
 
-    def okapi(self, session: Any, workflow: Workflow) -> Okapi:
+    def okapi(self, session: Any, group: UserGroup) -> Okapi:
         """A virtual user's FOLIO client over its Locust session."""
         s = self.settings
         return Okapi(session, self.credentials, auth=s.auth, shared_login=s.login == "shared",
-                     refresh_margin=s.refresh_margin, logins=self.logins, browser=workflow.browser,
-                     preflights=not s.no_preflight, pace_per_s=rate_per_s(s.pace) if s.pace else None)
+                     refresh_margin=s.refresh_margin, logins=self.logins, browser=group.workflow.browser,
+                     preflights=not s.no_preflight, pace_per_s=rate_per_s(group.pace) if group.pace else None,
+                     label=group.label)
 
     def tool_okapi(self) -> Okapi:
         """Over a plain requests session, for work on the master (the first login, pool loaders, module
@@ -217,14 +223,10 @@ class FolioRun:
                                      auth=self.settings.auth, logins=self.logins))
         return self._tool[1]
 
-    def target_rate(self) -> float | None:
-        """The whole run's open-model target in iterations/s: --rate, else a workflow's default; None = closed."""
-        if self.settings.rate:
-            return parse_rate(self.settings.rate)
-        for workflow in self.workflows:
-            if workflow.rate:
-                return parse_rate(workflow.rate)
-        return None
+    def rate_targets(self) -> dict[str, float]:
+        """Each open-model group's target in iterations/s for the whole run (--rate, a scenario group's rate,
+        else its workflow's default); closed-model groups have none."""
+        return {g.key: target for g in self.groups.values() if (target := g.target_per_s()) is not None}
 
     def pool_data(self) -> dict[str, list]:
         """The declared pools, from --pools or the workflows' loaders; read once per configuration."""
@@ -251,9 +253,10 @@ class FolioRun:
                                          "give --pools FILE (`folioperf pools` writes it)")
                 source = f"the test data of workflow {names}"
                 okapi = self.tool_okapi()
-                for w in loaders:
+                for group in (g for g in self.groups.values() if g.workflow.load_pools is not None):
+                    w = group.workflow
                     try:
-                        pools.update({k: list(v) for k, v in w.load_pools(okapi, self.options[w.name]).items()})
+                        pools.update({group.pool(k): list(v) for k, v in w.load_pools(okapi, group.options).items()})
                     except FolioperfError:
                         raise
                     except Exception as exc:
@@ -269,7 +272,7 @@ class FolioRun:
         share = split(pools, self.modes, count)[index] if pools else {}
         detected = [[url, tenant, mode] for (url, tenant), mode in self.logins.detected.items()]
         settings = {k: v for k, v in vars(self.settings).items() if k not in ("db", "live", "sandbox_pid")}
-        return {"settings": settings, "options": {name: vars(values) for name, values in self.options.items()},
+        return {"settings": settings, "options": {g.key: vars(g.options) for g in self.groups.values()},
                 "index": index, "count": count,
                 "pools": share, "modes": self.modes, "totals": {n: len(e) for n, e in pools.items()},
                 "auth": detected, "password": self.password}
@@ -282,7 +285,8 @@ class FolioRun:
         except FolioperfError as exc:
             self.stop_run(str(exc), exc.exit_code)
             return
-        self.options = {name: SimpleNamespace(**values) for name, values in data["options"].items()}
+        for group in self.groups.values():
+            group.options = SimpleNamespace(**data["options"][group.key])
         self.store.load(data["pools"], data["modes"], worker=data["index"], workers=data["count"], totals=data["totals"])
         self.share = data["count"]
         if self.password is None:
@@ -315,14 +319,14 @@ class FolioRun:
         self.stopping = False
         self.metrics.start_test()
         if self.role == WORKER:
-            self.open_model.start_test(self.target_rate(), self.share)
+            self._start_open_models(self.share)
             return
         runner = self.environment.runner
         options = self.environment.parsed_options
         try:
             self.configure()  # web UI: the form's values
             self.prepare()
-            self.open_model.start_test(self.target_rate(), 1)
+            self._start_open_models(1)
             if self.role == MASTER:
                 pools = self.pool_data()
                 assert self.coordinator is not None
@@ -349,6 +353,10 @@ class FolioRun:
             gevent.spawn(self._checkpoints, record)
         if self.settings.live:
             self._start_live(record)
+
+    def _start_open_models(self, share: int) -> None:
+        for group in self.groups.values():
+            group.open_model.start_test(group.target_per_s(), share)
 
     def _on_spawning_complete(self, user_count: int, **_kwargs: Any) -> None:
         if self.environment.reset_stats:  # --reset-stats: Locust resets its own stats at this point too
@@ -404,9 +412,14 @@ class FolioRun:
                 test = self.coordinator.test
                 record.peak_users = max(record.peak_users, test.peak_total)
                 record.users_per_worker = dict(test.peak_users)
+                by_class = runner.reported_user_classes_count
             else:  # Locust samples its own CPU only every 5 s: too coarse for short runs
                 record.peak_cpu = max(record.peak_cpu, own.cpu_percent(None))
                 record.peak_users = max(record.peak_users, runner.user_count)
+                by_class = runner.user_classes_count
+            for cls, group in self.groups.items():
+                users = by_class.get(cls.__name__, 0)
+                record.users_per_group[group.key] = max(record.users_per_group.get(group.key, 0), users)
             if self.live is not None:
                 self.live.update()
             gevent.sleep(WATCH_SECONDS)
@@ -453,7 +466,7 @@ class FolioRun:
             if record.ended or self.test is not record:
                 return
             try:
-                info = self._run_info(record, Flags(), EXIT_OK, None, datetime.now(timezone.utc))
+                info = self._run_info(record, Flags(), EXIT_OK, {}, datetime.now(timezone.utc))
                 record.checkpoint = results.write_checkpoint(self.settings.results_dir, info, self.metrics.snapshot(),
                                                              secrets=self._secrets())
             except Exception as exc:  # a checkpoint is a safety net; the run goes on without it
@@ -479,13 +492,14 @@ class FolioRun:
             snapshot = self.metrics.snapshot()
             end = datetime.now(timezone.utc)
             runner = environment.runner
-            target = self.target_rate()
-            rate = RateStatus.of_snapshot(target, snapshot) if target is not None else None
-            if rate is not None and rate.missed:
-                log.warning(rate.message())
+            rates = {g.key: RateStatus.of_snapshot(target, snapshot, g.label(""))
+                     for g in self.groups.values() if (target := g.target_per_s()) is not None}
+            for key, status in rates.items():
+                if status.missed:
+                    log.warning(status.message() + (f" ({key})" if len(self.groups) > 1 else ""))
             flags = Flags(
                 cpu_saturated=bool(runner.cpu_warning_emitted or getattr(runner, "worker_cpu_warning_emitted", False)),
-                rate_missed=bool(rate and rate.missed),
+                rate_missed=any(status.missed for status in rates.values()),
                 worker_lost=bool(record.lost_workers),
                 interrupted=record.interrupted,
                 ramp_incomplete=record.ramp_incomplete(end) and not self.settings.allow_partial_ramp
@@ -500,7 +514,7 @@ class FolioRun:
                 log.error(self._ramp_message(record, end))
             if self.settings.results_dir:
                 served = _difference(self._served(), record.served_before) if record.served_before is not None else {}
-                info = self._run_info(record, flags, code, rate, end,
+                info = self._run_info(record, flags, code, rates, end,
                                       _by_api(served, [e.name for e in snapshot.apis()]))
                 try:
                     html = self._locust_html()
@@ -551,16 +565,27 @@ class FolioRun:
             log.warning("Locust's HTML report was not made: %s", exc)
             return None
 
-    def _run_info(self, record: TestRecord, flags: Flags, code: int, rate: RateStatus | None,
+    def _run_info(self, record: TestRecord, flags: Flags, code: int, rates: dict[str, RateStatus],
                   end: datetime, served: dict[str, int] | None = None) -> results.RunInfo:
         environment = self.environment
-        names = [w.name for w in self.workflows] or ["locust"]
         settings = self.settings
         chosen: dict[str, Any] = {"auth": settings.auth, "login": settings.login, "think_time": settings.think_time}
-        for name in names:
-            values = self.options.get(name)
-            if values is not None:
-                chosen.update(vars(values))
+        for name, value in (("think_offset", settings.think_offset), ("pace", settings.pace),
+                            ("no_preflight", settings.no_preflight)):
+            if value:
+                chosen[name] = value
+        scenario = None
+        if settings.scenario:
+            scenario = {"name": Path(settings.scenario).stem, "groups": [
+                {"name": g.key, "workflow": g.workflow.name, "users": record.users_per_group.get(g.key, 0),
+                 "pace": g.pace, "rate": g.target_per_s(), "think_time": g.think_time, "options": vars(g.options),
+                 **({"rate_achieved": rates[g.key].achieved_per_s} if g.key in rates else {})}
+                for g in self.groups.values()]}
+        else:
+            for g in self.groups.values():
+                chosen.update(vars(g.options))
+        names = [Path(settings.scenario).stem] if settings.scenario else ([w.name for w in self.workflows] or ["locust"])
+        single = next(iter(rates.values())) if len(rates) == 1 and not settings.scenario else None
         return results.RunInfo(
             workflow="+".join(names), users=record.peak_users, users_target=record.users_target,
             users_per_worker=dict(record.users_per_worker), full_load_at=record.full_load_at,
@@ -574,7 +599,7 @@ class FolioRun:
             options=chosen, tag=settings.tag,
             ramp_up_s=((record.users_target - 1) / record.spawn_rate) if record.spawn_rate else None,
             spawn_rate=record.spawn_rate, duration_s=record.duration_s,
-            rate=rate.target_per_s if rate else None,
+            rate=single.target_per_s if single else None, scenario=scenario,
             workers=len(record.seen_workers) if self.role == MASTER else 0,
             peak_cpu_percent=round(record.peak_cpu, 1), flags=flags, exit_code=code,
         )

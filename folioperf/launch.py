@@ -35,12 +35,13 @@ from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 
-from folioperf import db
+from folioperf import db, scenario
 from folioperf.children import popen_options
 from folioperf.config import DEFAULT_ADMIN_USER, DEFAULT_TENANT, PASSWORD_ENV, WORKER_KEY_ENV
-from folioperf.console import console, plural
+from folioperf.console import console
 from folioperf.errors import FolioperfError
 from folioperf.options import CLI_OPTIONS, LOCUST_FLAGS, RUN_OPTIONS, format_duration, run_argv
+from folioperf.wording import plural
 
 err = console(stderr=True)
 WORKER_EXIT_TIMEOUT = 10.0  # after the master has ended: workers quit at once when told
@@ -72,14 +73,33 @@ class Endpoint:
 
 
 @dataclass
+class Unit:
+    """What one group of users runs: its workflow and the dataset it needs; `group` is "" outside a scenario."""
+
+    group: str
+    workflow: Any
+    dataset: Any
+
+
+@dataclass
 class Plan:
     """A `folioperf run` checked whole before anything starts."""
 
-    workflow: Any
     spec: str
+    units: list[Unit]
     extra: list[str]
+    users: int
     spawn_rate: float
-    dataset: Any
+    scenario: Any = None
+
+    def datasets(self) -> list[Any]:
+        return list({u.dataset.name: u.dataset for u in self.units if u.dataset is not None}.values())
+
+    def scenario_args(self, args: argparse.Namespace) -> list[str]:
+        """What every Locust process (master and workers) needs to build a scenario's user classes."""
+        if self.scenario is None:
+            return []
+        return ["--scenario", os.path.abspath(self.scenario.path), "--users-scale", repr(args.users_scale)]
 
 
 def _workflow(spec: str) -> Any:
@@ -119,27 +139,27 @@ def _unknown(flag: str, workflow: Any, workflow_flags: list[str]) -> str:
     return f"unknown option {flag} for workflow {workflow.name}{own}{hint}"
 
 
-def _spawn_rate(args: argparse.Namespace, workflow: Any) -> float:
+def _spawn_rate(args: argparse.Namespace, users: int, default: float | None) -> float:
     if args.spawn_rate and args.ramp_up:
         raise FolioperfError("--spawn-rate and --ramp-up both say how fast users start: give one")
     if args.spawn_rate:
         return args.spawn_rate
     if args.ramp_up:
-        return (args.users - 1) / args.ramp_up if args.users > 1 else float(args.users)
-    return workflow.spawn_rate or float(args.users)
+        return (users - 1) / args.ramp_up if users > 1 else float(users)
+    return default or float(users)
 
 
-def _check_ramp(args: argparse.Namespace, spawn_rate: float) -> None:
+def _check_ramp(args: argparse.Namespace, users: int, spawn_rate: float) -> None:
     """A test needs all its users running for at least half its duration, or its figures are not those of
     N users. The first user starts at once; the last after (N - 1) / rate seconds."""
-    if args.web or args.allow_partial_ramp or args.users <= 1:
+    if args.web or args.allow_partial_ramp or users <= 1:
         return
-    ramp = (args.users - 1) / spawn_rate
+    ramp = (users - 1) / spawn_rate
     if ramp <= args.duration / 2:
         return
-    needed_rate = (args.users - 1) / (args.duration / 2)
+    needed_rate = (users - 1) / (args.duration / 2)
     raise FolioperfError(
-        f"starting {plural(args.users, 'user')} at {spawn_rate:g}/s takes {format_duration(round(ramp, 1))} (the "
+        f"starting {plural(users, 'user')} at {spawn_rate:g}/s takes {format_duration(round(ramp, 1))} (the "
         f"first starts at once), but the test runs {format_duration(args.duration)}: all users must run for at least "
         f"half of it. Give --duration {format_duration(math.ceil(2 * ramp))} or more, --spawn-rate "
         f"{math.ceil(needed_rate * 100) / 100:g} or more, or --allow-partial-ramp")
@@ -162,8 +182,19 @@ def plan(args: argparse.Namespace) -> Plan:
         raise FolioperfError("which workflow? give its name (`folioperf workflows` lists them) or -f FILE")
     if args.workflow_file and args.workflow:
         raise FolioperfError(f"give the workflow once: {args.workflow} or -f {args.workflow_file}")
-    if args.users is None:
+    chosen_scenario = None
+    if scenario.is_scenario(spec):
+        chosen_scenario = scenario.load(spec).scaled(args.users_scale)
+        if args.users is not None:
+            raise FolioperfError(f"a scenario says how many users each group has ({chosen_scenario.users} in all): "
+                                 "use --users-scale F instead of --users")
+        if args.pools or args.dataset or args.rate or args.pace:
+            raise FolioperfError("--pools, --dataset, --rate and --pace are a scenario group's business: set them in "
+                                 "the scenario file (its test data is built from each group's dataset)")
+    elif args.users is None:
         raise FolioperfError("how many virtual users? give --users N (-u N)")
+    elif args.users_scale != 1.0:
+        raise FolioperfError("--users-scale is for scenarios (a .toml file); give --users N for one workflow")
     if args.master and args.workers:
         raise FolioperfError("--workers K starts K workers here; --master waits for `folioperf worker`s elsewhere: choose one")
     if args.workers is not None and args.workers != -1 and args.workers < 1:
@@ -185,23 +216,28 @@ def plan(args: argparse.Namespace) -> Plan:
     elif args.tenant not in (None, DEFAULT_TENANT) or args.username not in (None, DEFAULT_ADMIN_USER):
         raise FolioperfError("--tenant and --username are for --okapi-url: the sandbox's tenant is "
                              f"{DEFAULT_TENANT} and its admin {DEFAULT_ADMIN_USER}")
-    workflow = _workflow(spec)
-    extra = _workflow_options(workflow, list(getattr(args, "extra", [])))
-    spawn_rate = _spawn_rate(args, workflow)
-    _check_ramp(args, spawn_rate)
-    if args.rate is None and workflow.rate is None:
-        pass
+    from folioperf.seed import dataset as dataset_mod  # noqa: PLC0415  (Faker and TOML: only for a run)
+
+    if chosen_scenario is not None:
+        if getattr(args, "extra", []):
+            raise FolioperfError(f"{args.extra[0]}: a scenario's workflow options are in its file, group by group")
+        units = [Unit(g.name, _workflow(g.workflow), None) for g in chosen_scenario.groups]
+        users, extra, default_rate = chosen_scenario.users, [], None
+    else:
+        workflow = _workflow(spec)
+        units = [Unit("", workflow, None)]
+        users, extra, default_rate = args.users, _workflow_options(workflow, list(getattr(args, "extra", []))), workflow.spawn_rate
+    for unit in units:
+        name = args.dataset or unit.workflow.dataset
+        unit.dataset = dataset_mod.load(name) if name else None
+    spawn_rate = _spawn_rate(args, users, default_rate)
+    _check_ramp(args, users, spawn_rate)
     if args.pools:
         from folioperf.pools import read_pools_file  # noqa: PLC0415
 
         read_pools_file(args.pools)
-    ds = None
-    if args.dataset or workflow.dataset:
-        from folioperf.seed import dataset as dataset_mod  # noqa: PLC0415  (Faker and TOML: only for a run)
-
-        ds = dataset_mod.load(args.dataset or workflow.dataset)
     _check_results_dir(args.results_dir)
-    return Plan(workflow, spec, extra, spawn_rate, ds)
+    return Plan(spec, units, extra, users, spawn_rate, chosen_scenario)
 
 
 def _prepare_data(dsn: str, tenant: str, ds: Any, scale: float, replace_mismatch: bool) -> None:
@@ -224,26 +260,36 @@ def _prepare_data(dsn: str, tenant: str, ds: Any, scale: float, replace_mismatch
         err.print(f"seeded dataset {ds.name} (scale {scale:g}): {rows:,} rows in {outcome.seconds:.1f} s")
 
 
-def _pools_file(target: Endpoint, ds: Any, workflow: Any, directory: str) -> str | None:
-    """The workflow's data pools, from the database when it is known, else through the API."""
+def _pools_file(target: Endpoint, units: list[Unit], directory: str) -> str | None:
+    """The groups' data pools, from the database when it is known, else through the API. A scenario's groups
+    get pools of their own (`<group>/<pool>`); groups running the same workflow split its pools."""
+    from folioperf.pools import split  # noqa: PLC0415
     from folioperf.seed import datapools  # noqa: PLC0415
     from folioperf.seed.cli import DEFAULT_POOL_LIMIT  # noqa: PLC0415
     from folioperf.seed.dataset import WORKFLOW_DATASETS  # noqa: PLC0415
 
-    if ds is None or workflow.name not in WORKFLOW_DATASETS or not workflow.pools:
-        return None  # the workflow brings its own (load_pools) or needs none
-    if target.dsn:
-        pools = datapools.from_database(target.dsn, target.tenant, ds, workflow.name, DEFAULT_POOL_LIMIT)
-        source = datapools.DatabaseSource.name
-    else:
-        from folioperf.seed.okapi_reader import OkapiReader  # noqa: PLC0415
+    wanted = [u for u in units if u.dataset is not None and u.workflow.name in WORKFLOW_DATASETS and u.workflow.pools]
+    if not wanted:
+        return None  # the workflows bring their own (load_pools) or need none
+    source = datapools.DatabaseSource.name if target.dsn else datapools.ApiSource.name
+    pools: dict[str, list[dict]] = {}
+    for workflow_name in dict.fromkeys(u.workflow.name for u in wanted):
+        sharing = [u for u in wanted if u.workflow.name == workflow_name]
+        ds, workflow = sharing[0].dataset, sharing[0].workflow
+        if target.dsn:
+            found = datapools.from_database(target.dsn, target.tenant, ds, workflow_name, DEFAULT_POOL_LIMIT)
+        else:
+            from folioperf.seed.okapi_reader import OkapiReader  # noqa: PLC0415
 
-        reader = OkapiReader(target.url, target.tenant, target.username, target.password)
-        pools = datapools.build(datapools.ApiSource(reader), ds, workflow.name, DEFAULT_POOL_LIMIT)
-        source = datapools.ApiSource.name
-    datapools.check(pools, target.tenant, ds)
+            reader = OkapiReader(target.url, target.tenant, target.username, target.password)
+            found = datapools.build(datapools.ApiSource(reader), ds, workflow_name, DEFAULT_POOL_LIMIT)
+        datapools.check(found, target.tenant, ds)
+        modes = {name: mode for name, mode in workflow.pools.items() if name in found}
+        for unit, share in zip(sharing, split(found, modes, len(sharing))):
+            pools.update({f"{unit.group}/{name}" if unit.group else name: entries for name, entries in share.items()})
     path = os.path.join(directory, "pools.json")
-    datapools.write(path, target.tenant, source, ds, pools)
+    datasets = {u.dataset.name for u in wanted}
+    datapools.write(path, target.tenant, source, datasets.pop() if len(datasets) == 1 else None, pools)
     err.print("test data: " + ", ".join(f"{name} {len(entries):,}" for name, entries in pools.items()))
     return path
 
@@ -276,8 +322,9 @@ def _locust_args(args: argparse.Namespace, chosen: Plan, target: Endpoint, pools
     values = dict(vars(args))
     values.update(tenant=target.tenant, username=target.username, pools=pools, db=target.dsn,
                   sandbox_pid=target.sandbox_pid, live=True, results_dir=os.path.abspath(args.results_dir))
-    cmd = [sys.executable, "-m", "locust", "-f", locustfile(), "--workflow", chosen.spec, "--host", target.url,
-           "-u", str(args.users), "-r", f"{chosen.spawn_rate:g}", "-t", f"{args.duration}s",
+    cmd = [sys.executable, "-m", "locust", "-f", locustfile(),
+           *(chosen.scenario_args(args) or ["--workflow", chosen.spec]), "--host", target.url,
+           "-u", str(chosen.users), "-r", f"{chosen.spawn_rate:g}", "-t", f"{args.duration}s",
            "--only-summary", "--loglevel", "INFO" if args.verbose else "WARNING", *run_argv(values)]
     for dest, flag in LOCUST_FLAGS.items():
         value = values.get(dest)
@@ -305,8 +352,9 @@ def _child_env(password: str | None = None, key: str | None = None) -> dict[str,
 class Processes:
     """The Locust processes of a run; Ctrl-C goes to the master only."""
 
-    def __init__(self, key: str | None) -> None:
+    def __init__(self, key: str | None, worker_args: list[str]) -> None:
         self.key = key
+        self.worker_args = worker_args  # a scenario's, which workers need at start to build its user classes
         self.master: subprocess.Popen | None = None
         self.workers: list[subprocess.Popen] = []
         self.interrupts = 0
@@ -316,7 +364,7 @@ class Processes:
                                        **popen_options())
 
     def start_worker(self, port: int) -> None:
-        cmd = worker_command("127.0.0.1", port, "--loglevel", "WARNING")
+        cmd = worker_command("127.0.0.1", port, "--loglevel", "WARNING", *self.worker_args)
         self.workers.append(subprocess.Popen(cmd, env=_child_env(key=self.key), stdin=subprocess.DEVNULL,
                                              **popen_options()))
 
@@ -378,15 +426,15 @@ def run(args: argparse.Namespace) -> int:
     with ExitStack() as stack, tempfile.TemporaryDirectory(prefix="folioperf-run-") as directory:
         if args.okapi_url:
             target = _folio(args)
-            if args.seed and chosen.dataset is not None:
-                _prepare_data(args.db, target.tenant, chosen.dataset, args.scale, replace_mismatch=False)
+            for ds in chosen.datasets() if args.seed else ():
+                _prepare_data(args.db, target.tenant, ds, args.scale, replace_mismatch=False)
         else:
             target = _sandbox(args, stack, directory)
-            if chosen.dataset is not None and not args.no_seed:
-                _prepare_data(target.dsn, target.tenant, chosen.dataset, args.scale, replace_mismatch=True)
-        pools = args.pools or _pools_file(target, chosen.dataset, chosen.workflow, directory)
+            for ds in chosen.datasets() if not args.no_seed else ():
+                _prepare_data(target.dsn, target.tenant, ds, args.scale, replace_mismatch=True)
+        pools = args.pools or _pools_file(target, chosen.units, directory)
         cmd = _locust_args(args, chosen, target, pools)
-        processes = Processes(key)
+        processes = Processes(key, chosen.scenario_args(args))
         stack.callback(processes.kill)
         workers = (os.cpu_count() or 1) if args.workers == -1 else args.workers
         if workers or args.master:
@@ -418,6 +466,8 @@ def worker(args: argparse.Namespace) -> int:
         raise FolioperfError(f"set {WORKER_KEY_ENV} to the master's worker key: the master hands the password and "
                              "the test data only to workers that prove it")
     extra = ["--processes", str(args.processes)] if args.processes is not None else []
+    if args.scenario:
+        extra += ["--scenario", os.path.abspath(scenario.locate(args.scenario)), "--users-scale", repr(args.users_scale)]
     cmd = worker_command(args.master_host, args.master_port, *extra)
     sys.stdout.flush()
     os.execve(sys.executable, cmd, _child_env())

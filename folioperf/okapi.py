@@ -24,7 +24,7 @@ import json as jsonlib
 import random
 import string
 import time
-from collections.abc import Generator, Iterator, Mapping
+from collections.abc import Callable, Generator, Iterator, Mapping
 from contextlib import contextmanager
 from functools import lru_cache
 from http.cookiejar import DefaultCookiePolicy
@@ -136,7 +136,7 @@ class Okapi:
     def __init__(self, session: Any, credentials: Credentials, *, url: str | None = None, auth: str = EXPIRY,
                  shared_login: bool = False, refresh_margin: float = DEFAULT_REFRESH_MARGIN,
                  logins: Logins | None = None, browser: bool = False, preflights: bool = True,
-                 pace_per_s: float | None = None) -> None:
+                 pace_per_s: float | None = None, label: Callable[[str], str] = str) -> None:
         base = url or getattr(session, "base_url", None)
         if not base:
             raise FolioperfError("no FOLIO URL: pass url= (in Locust, give --host)")
@@ -148,6 +148,7 @@ class Okapi:
         self.browser = browser  # calls carry a browser's Origin and User-Agent, and preflight() sends OPTIONS
         self.preflights = preflights  # False: --no-preflight
         self._pace = 1 / pace_per_s if pace_per_s else 0.0  # seconds between this user's requests, at least
+        self._label = label  # a scenario group's records go by `<group> · <name>`
         self._next_slot = 0.0
         self._open: list[Transaction] = []
         _switch_off_cookies(session)
@@ -189,7 +190,7 @@ class Okapi:
         if params:
             target += ("&" if "?" in target else "?") + urlencode(params, doseq=True, quote_via=quote)
         body = jsonlib.dumps(json).encode() if json is not None else data
-        call = Call(method, target, name or f"{method} {path.split('?', 1)[0]}", self._headers(target, headers, body),
+        call = Call(method, target, self._label(name or f"{method} {path.split('?', 1)[0]}"), self._headers(target, headers, body),
                     body if body is None or isinstance(body, bytes) else body.encode(), expect)
         outcome = self._drive(self.login.flow(call))
         if not outcome.ok:
@@ -209,7 +210,7 @@ class Okapi:
             target += "?" + urlencode(params, doseq=True, quote_via=quote)
         headers = {**BROWSER_HEADERS, "Access-Control-Request-Method": method,
                    "Access-Control-Request-Headers": PREFLIGHT_HEADERS, "Accept": "*/*"}
-        call = Call("OPTIONS", target, name or f"OPTIONS {path.split('?', 1)[0]}", headers, None, (200, 204))
+        call = Call("OPTIONS", target, self._label(name or f"OPTIONS {path.split('?', 1)[0]}"), headers, None, (200, 204))
         outcome = self._send(call)
         self._account(call, outcome)
         if not outcome.ok:
@@ -220,7 +221,7 @@ class Okapi:
         """Times the calls made inside the block as one business transaction; recorded (over a Locust
         session) as request type "Transaction", failed if a call failed or an exception escaped. A run being
         stopped (RunStopped) is no outcome of the transaction: nothing is recorded then."""
-        t = Transaction(name)
+        t = Transaction(self._label(name))
         self._open.append(t)
         finished = False
         try:

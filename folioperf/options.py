@@ -242,6 +242,9 @@ CLI_OPTIONS: tuple[Opt, ...] = (
         metavar="FILE", env="LOCUST_LOCUSTFILE", group="load"),
     Opt(("-u", "--users"), "virtual users (peak concurrency)", type=positive_int, metavar="N", env="LOCUST_USERS",
         group="load"),
+    Opt(("--users-scale",), "with a scenario (WORKFLOW a .toml file): multiply every group's users (at least one "
+                            "each), e.g. 0.1", type=positive, default=1.0, metavar="F", env=_env("users_scale"),
+        group="load"),
     Opt(("-r", "--spawn-rate"), "users started per second (default: the workflow's, else all within a second)",
         type=positive, metavar="R", env="LOCUST_SPAWN_RATE", group="load"),
     Opt(("--ramp-up",), "start the users evenly over this time instead (e.g. 80s)", type=duration, metavar="TIME",
@@ -319,6 +322,7 @@ class Settings:
     """The RUN_OPTIONS values of a run (and the workflow), as one Locust process uses them."""
 
     workflow: str | None = None
+    scenario: str | None = None
     tenant: str = DEFAULT_TENANT
     username: str = DEFAULT_ADMIN_USER
     auth: str = EXPIRY

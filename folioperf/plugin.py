@@ -17,15 +17,17 @@ results directory and the exit codes.
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any
 
 from locust import events
 from locust.argument_parser import get_empty_argument_parser
 
+from folioperf import scenario
 from folioperf.distributed import ensure_worker_key
 from folioperf.errors import FolioperfError
 from folioperf.folio_run import WORKER, FolioRun
-from folioperf.options import RUN_OPTIONS, add_options
+from folioperf.options import RUN_OPTIONS, add_options, positive
 from folioperf.workflow import (
     FolioSequentialTaskSet,
     FolioTaskSet,
@@ -50,6 +52,8 @@ def add_arguments(parser: Any) -> None:
     workflow = group.add_argument("--workflow", env_var="FOLIOPERF_WORKFLOW", metavar="NAME|FILE",
                                   help="the workflow to run: a name (`folioperf workflows` lists them) or a .py file")
     workflow.include_in_web_ui = False  # chosen when the process starts: its tasks are set before any test
+    for flag, kwargs in SCENARIO_ARGUMENTS:
+        group.add_argument(flag, **kwargs).include_in_web_ui = False  # read when the locustfile is imported
     add_options(group.add_argument, RUN_OPTIONS, locust=True)
     _add_workflow_options(parser, group)
 
@@ -89,14 +93,49 @@ def _add_workflow_options(parser: Any, group: Any) -> None:
         action.include_in_web_ui = chosen is None or any(w is chosen for w, _ in uses)
 
 
-def _workflow_hint() -> str | None:
-    """--workflow as far as it can be known while the parser is built (to add a workflow file's options)."""
+SCENARIO_ARGUMENTS = (
+    ("--scenario", {"env_var": "FOLIOPERF_SCENARIO", "metavar": "FILE",
+                    "help": "run a scenario's groups of users (folioperf.scenario) instead of one workflow"}),
+    ("--users-scale", {"env_var": "FOLIOPERF_USERS_SCALE", "type": positive, "default": 1.0, "metavar": "F",
+                       "help": "with --scenario: multiply every group's users (at least one each)"}),
+)
+
+
+def _hints() -> Any:
+    """--workflow, --scenario and --users-scale as far as they can be known before Locust's parser is built
+    (a workflow file brings its options; a scenario its user classes)."""
     parser = get_empty_argument_parser(add_help=False)
     parser.add_argument("--workflow", env_var="FOLIOPERF_WORKFLOW")
+    for flag, kwargs in SCENARIO_ARGUMENTS:
+        parser.add_argument(flag, **{k: v for k, v in kwargs.items() if k != "help"})
     try:
-        return parser.parse_known_args()[0].workflow
+        return parser.parse_known_args()[0]
     except SystemExit:  # e.g. an unreadable config file: the real parse will say so
         return None
+
+
+def _workflow_hint() -> str | None:
+    hints = _hints()
+    return hints.workflow if hints is not None else None
+
+
+def scenario_users() -> dict[str, type[FolioUser]]:
+    """A user class per group of the --scenario given (with a fixed count: the group's users times
+    --users-scale); empty without --scenario. For folioperf's locustfile, at import."""
+    hints = _hints()
+    if hints is None or not hints.scenario:
+        return {}
+    try:
+        chosen = scenario.load(hints.scenario).scaled(hints.users_scale)
+    except FolioperfError as exc:
+        log.error(str(exc))
+        raise SystemExit(exc.exit_code) from None
+    classes = {}
+    for group in chosen.groups:
+        name = "".join(part.capitalize() for part in re.split(r"[^A-Za-z0-9]+", group.name) if part) + "User"
+        classes[name] = type(name, (FolioUser,), {"workflow": find_workflow(group.workflow), "group": group,
+                                                  "fixed_count": group.users, "__module__": "folioperf.locustfile"})
+    return classes
 
 
 @events.init_command_line_parser.add_listener

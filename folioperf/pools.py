@@ -27,7 +27,7 @@ import threading
 import time
 from collections import deque
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from folioperf.errors import FolioperfError, RunStopped
 
@@ -183,13 +183,15 @@ class UserPools:
     or into pool `to`); `release_all()` returns whatever is still held (folioperf calls it when a task fails
     and when the user stops). Entries are plain dicts; what a user adds to one travels with it."""
 
-    def __init__(self, store: PoolStore) -> None:
+    def __init__(self, store: PoolStore, rename: Callable[[str], str] = str) -> None:
         self._store = store
+        self._rename = rename  # a scenario group's pools go by `<group>/<pool>`
         self._held: list[tuple[Entry, str, int]] = []
 
     def acquire(self, name: str, wait: bool = True) -> Entry | None:
         """An entry of pool `name`. An empty exclusive pool makes the user wait for a release, or, with
         `wait=False`, returns None at once. Raises PoolExhausted when the pool cannot serve."""
+        name = self._rename(name)
         entry, generation = self._store.acquire(name, wait)
         if entry is not None and self._store._pools[name].mode != SHARED:
             self._held.append((entry, name, generation))
@@ -199,7 +201,7 @@ class UserPools:
         for i, (held, name, generation) in enumerate(self._held):
             if held is entry:
                 del self._held[i]
-                self._store.release(entry, name, generation, to)
+                self._store.release(entry, name, generation, None if to is None else self._rename(to))
                 return
         raise ValueError("release() of an entry this user does not hold (shared entries need no release)")
 

@@ -41,9 +41,10 @@ class RateStatus:
         return cls(target_per_s, achieved_per_s, achieved_per_s < MISSED_BELOW * target_per_s)
 
     @classmethod
-    def of_snapshot(cls, target_per_s: float, snapshot: Any) -> RateStatus:
-        """From a folioperf.metrics Snapshot of the whole run (master or local process)."""
-        iterations = sum(entry.count for entry in snapshot.scheduled())
+    def of_snapshot(cls, target_per_s: float, snapshot: Any, prefix: str = "") -> RateStatus:
+        """From a folioperf.metrics Snapshot of the whole run (master or local process); with `prefix`, of the
+        transactions of one scenario group (`RIH · `)."""
+        iterations = sum(entry.count for entry in snapshot.scheduled() if entry.name.startswith(prefix))
         achieved = iterations / snapshot.duration_s if snapshot.duration_s > 0 else 0.0
         return cls.of(target_per_s, round(achieved, 3))
 

@@ -101,6 +101,7 @@ class RunInfo:
     users_per_worker: Mapping[str, int] = field(default_factory=dict)
     full_load_at: datetime | None = None
     partial: bool = False  # a checkpoint of a test still running (or whose master was killed)
+    scenario: Mapping[str, Any] | None = None  # a scenario's groups: workflow, users reached, pace, rate, options
 
     def __post_init__(self) -> None:
         if self.users_target is None:
@@ -220,6 +221,7 @@ def _run_json(run: RunInfo) -> dict[str, Any]:
         "flags": {f.name: getattr(run.flags, f.name) for f in fields(Flags)},
         "exit_code": run.exit_code,
         **({"partial": True} if run.partial else {}),
+        **({"scenario": dict(run.scenario)} if run.scenario else {}),
     }
 
 
@@ -392,7 +394,7 @@ def _run_info(data: Mapping[str, Any]) -> RunInfo:
         exit_code=data.get("exit_code", 0), versions=data.get("versions") or {},
         users_target=data.get("users_target", data["users"]), users_per_worker=data.get("users_per_worker") or {},
         full_load_at=_parse_time(data["full_load_at"]) if data.get("full_load_at") else None,
-        partial=bool(data.get("partial", False)),
+        partial=bool(data.get("partial", False)), scenario=data.get("scenario"),
     )
 
 

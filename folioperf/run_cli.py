@@ -16,7 +16,7 @@ from typing import Any
 
 import configargparse
 
-from folioperf.options import CLI_OPTIONS, RUN_OPTIONS, Opt, add_options, positive_int
+from folioperf.options import CLI_OPTIONS, RUN_OPTIONS, Opt, add_options, positive, positive_int
 
 CONFIG_FILES = ("~/.locust.conf", "locust.conf", "pyproject.toml")
 EXIT_CODES = ("Exit codes: 0 clean run; 1 unexpected failures above --fail-on-error-rate; 2 bad input or set-up "
@@ -96,6 +96,8 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     w.add_argument("--master-host", default="127.0.0.1", metavar="HOST", help="the master's address (default 127.0.0.1)")
     w.add_argument("--master-port", type=positive_int, default=5557, metavar="PORT", help="the master's port (default 5557)")
     w.add_argument("--processes", type=int, metavar="N", help="fork N worker processes (-1: one per core)")
+    w.add_argument("--scenario", metavar="FILE", help="the master runs this scenario: its file, here too")
+    w.add_argument("--users-scale", type=positive, default=1.0, metavar="F", help="the master's --users-scale")
     w.set_defaults(handler="folioperf.launch:worker")
 
 

@@ -195,6 +195,7 @@ class FolioUser(FastHttpUser):
 
     abstract = True
     workflow: Workflow | None = None
+    group: Any = None  # a scenario's group (folioperf.scenario.Group) these users run as
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -210,15 +211,17 @@ class FolioUser(FastHttpUser):
         if run is None:
             raise FolioperfError("folioperf is not set up in this Locust environment (its plugin's init listener did not run)")
         self.folioperf = run
-        self.okapi: Okapi = run.okapi(self.client, self.workflow)
-        self.pools = UserPools(run.store)
-        self.options: SimpleNamespace = run.options[self.workflow.name]
-        self.think_time: float = run.settings.think_time
+        self.user_group = group = run.group_of(type(self))
+        self.okapi: Okapi = run.okapi(self.client, group)
+        self.pools = UserPools(run.store, group.pool)
+        self.options: SimpleNamespace = group.options
+        self.think_time: float = group.think_time
         self.think_offset: float = run.settings.think_offset / 1000
+        self.open_model = group.open_model
 
     def wait_time(self) -> float:
         seconds = (self.workflow.pacing or 0) * self.think_time
-        if seconds <= 0 or self.folioperf.open_model.active:
+        if seconds <= 0 or self.open_model.active:
             return 0  # no pacing, or the open model's schedule decides when the next iteration starts
         return constant_pacing(seconds)(self)
 
@@ -269,7 +272,7 @@ class _FolioTasks:
     def execute_task(self, task: Any) -> None:
         user = self.user
         try:
-            open_model = user.folioperf.open_model
+            open_model = user.open_model
             if open_model.active:
                 with open_model.iteration(user):  # wait for this iteration's scheduled start
                     super().execute_task(task)  # type: ignore[misc]
@@ -291,7 +294,8 @@ class _FolioTasks:
             name = getattr(task, "__name__", type(task).__name__)
             where = _where(exc)
             user.environment.events.request.fire(
-                request_type=ERROR, name=f"{user.workflow.name} {name}", response_time=None, response_length=0,
+                request_type=ERROR, name=user.user_group.label(f"{user.workflow.name} {name}"), response_time=None,
+                response_length=0,
                 exception=failure_message(f"{type(exc).__name__}: {exc}" + (f" ({where})" if where else "")),
                 context={}, response=None, start_time=None, url=None,
             )

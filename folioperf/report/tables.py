@@ -11,6 +11,7 @@ from folioperf.metrics import WINDOW_S
 from folioperf.report.document import Cell, Chart, Document, Section, Series, Table
 from folioperf.report.runs import SCHEDULED, TRANSACTION, Group, flags_of, group_runs, kind_of
 from folioperf.results import Results, RunInfo
+from folioperf.scenario import SEPARATOR
 from folioperf.wording import plural
 
 UNITS = ("s", "ms")
@@ -115,6 +116,7 @@ def build_report(runs: list[Results], unit: str = "s", slow_threshold_ms: float 
     apis.tables.append(response_table(groups, "API", unit, f"All API calls ({unit_name(unit)})"))
     doc.sections.append(apis)
 
+    doc.sections += scenario_sections(groups, unit)
     doc.sections.append(errors_section(groups))
     throughput = Section("Throughput", tables=[throughput_table(groups)])
     throughput.charts += [c for g in groups for r in g.runs if (c := throughput_chart(r, _run_label(g, r)))]
@@ -129,6 +131,27 @@ def build_report(runs: list[Results], unit: str = "s", slow_threshold_ms: float 
 
     doc.sections.append(database_section(groups, unit))
     return doc
+
+
+def scenario_sections(groups: list[Group], unit: str) -> list[Section]:
+    """A scenario's groups of users, one section each: who they were and their transactions and APIs."""
+    scenario = groups[0].runs[0].run.scenario
+    if not scenario:
+        return []
+    sections = []
+    for group in scenario["groups"]:
+        prefix = f"{group['name']}{SEPARATOR}"
+        how = f"rate {group['rate']:g}/s" if group.get("rate") else (f"pace {group['pace']}" if group.get("pace") else "")
+        options = ", ".join(f"{k.replace('_', '-')} {v}" for k, v in (group.get("options") or {}).items())
+        section = Section(f"{group['name']}: {group['workflow']}")
+        section.paragraphs.append(
+            "; ".join(p for p in (plural(group["users"], "user"), how, options) if p) + ".")
+        for kind, title in ((TRANSACTION, "Transactions"), (SCHEDULED, "Latency from the scheduled start"), ("API", "API calls")):
+            table = response_table(groups, kind, unit, f"{group['name']}: {title} ({unit_name(unit)})", prefix)
+            if table.rows:
+                section.tables.append(table)
+        sections.append(section)
+    return sections
 
 
 def _title(groups: list[Group]) -> str:
@@ -220,14 +243,15 @@ def _run_duration(run: RunInfo) -> str:
 
 
 # -- response times ---------------------------------------------------------------------------------
-def response_table(groups: list[Group], kind: str, unit: str, title: str) -> Table:
-    """A row per name, a column group per user count: Average, 50th, 75th, 95th."""
+def response_table(groups: list[Group], kind: str, unit: str, title: str, prefix: str = "") -> Table:
+    """A row per name, a column group per user count: Average, 50th, 75th, 95th. With `prefix`, the names of
+    one scenario group (`CICO · `), shown without it."""
     first = "Transaction" if kind != "API" else "API"
     table = Table(title, [first] + [c for _ in groups for _, c in COLUMNS],
                   groups=[(group_header(g), len(COLUMNS)) for g in groups])
-    names = sorted({n for g in groups for n in g.names(kind)})
+    names = sorted({n for g in groups for n in g.names(kind) if n.startswith(prefix)})
     for name in names:
-        cells: list[Cell | str] = [name]
+        cells: list[Cell | str] = [name[len(prefix):]]
         for g in groups:
             stat = g.find(kind, name)
             cells += [Cell(fmt_time(stat.value(m), unit)) if stat else Cell(MISSING) for m, _ in COLUMNS]

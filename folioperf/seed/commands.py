@@ -126,7 +126,7 @@ def pools(args: argparse.Namespace) -> int:
         source = datapools.DatabaseSource
         where = f"tenant {args.tenant} at {db.redact(dsn)}"
     datapools.check(pools, args.tenant, ds)
-    datapools.write(args.output, args.tenant, source.name, ds, pools)
+    datapools.write(args.output, args.tenant, source.name, ds.name, pools)
     out.print(f"pools of {workflow} (dataset {ds.name}) from {where} → {args.output}:")
     table = Table(box=box.SIMPLE_HEAD)
     table.add_column("pool")

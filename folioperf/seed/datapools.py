@@ -394,9 +394,10 @@ def check(pools: dict[str, list[dict]], tenant: str, ds: Dataset) -> None:
                              f"(seed them with `folioperf seed {ds.name}`, or run `folioperf reset {ds.name}` after a run)")
 
 
-def write(path: str, tenant: str, source: str, ds: Dataset, pools: dict[str, list[dict]]) -> None:
-    """Write the pools file atomically (a failed run leaves no half-written file)."""
-    doc = {"format": FORMAT, "tenant": tenant, "source": source, "dataset": ds.name,
+def write(path: str, tenant: str, source: str, dataset: str | None, pools: dict[str, list[dict]]) -> None:
+    """Write the pools file atomically (a failed run leaves no half-written file); `dataset` names the one
+    dataset the pools come from (None: several, a scenario's)."""
+    doc = {"format": FORMAT, "tenant": tenant, "source": source, "dataset": dataset,
            "created": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), "pools": pools}
     target = Path(path)
     if target.parent and not target.parent.is_dir():

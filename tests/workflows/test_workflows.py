@@ -24,7 +24,8 @@ RUNS = {
     "holds-patron": ("holds.py", ["-u", "3", "-r", "3", "--think-time", "0.1"]),  # the default variant
     "holds-instance": ("holds.py", ["-u", "3", "-r", "3", "--think-time", "0.1", "--variant", "instance"]),
     "holds-item": ("holds.py", ["-u", "3", "-r", "3", "--think-time", "0.1", "--variant", "item"]),
-    "rih": ("rih.py", ["-u", "3", "-r", "3"]),  # the open model at its default 3/s
+    # the open model at its default 3/s, with users enough to hold it through a busy machine's slow moments
+    "rih": ("rih.py", ["-u", "10", "-r", "10"]),
 }
 # name → {transaction: (the plan's steps, times its loop runs)}
 SEQUENCES = {

@@ -1,0 +1,98 @@
+"""Mixed workloads: a scenario's groups run at once, each with its users, pacing or rate and options, under
+their own names in the results and the report."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from folioperf import results
+from folioperf.report.runs import load_runs
+from tests.locust_process import FIXTURES, clean_env
+
+TWO_GROUPS = FIXTURES / "scenarios" / "two-groups.toml"
+
+
+def folioperf(*args: str, cwd, **env: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "folioperf", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=400, env=clean_env(FOLIOPERF_PASSWORD="admin", **env))
+
+
+def only_results(root):
+    (path,) = [p for p in root.iterdir() if not p.name.startswith(".")]
+    return results.load(path)
+
+
+def test_the_ptf_master_scenario_runs_every_group(run_dsn, tmp_path):
+    """The README's and the issue's command, verbatim: the PTF master plan's CICO, RENEW and RIH groups."""
+    proc = folioperf("run", "scenarios/ptf-master.toml", "--users-scale", "0.1", "--duration", "60s", cwd=tmp_path,
+                     FOLIOPERF_DB=run_dsn)
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:]
+    res = only_results(tmp_path / "results")
+    groups = {g["name"]: g for g in res.run.scenario["groups"]}
+    assert {name: (g["workflow"], g["users"]) for name, g in groups.items()} == {
+        "CICO": ("check-in-check-out", 1), "RENEW": ("renew", 1), "RIH": ("rih", 10)}
+    assert groups["CICO"]["pace"] == "65/m" and groups["RIH"]["rate"] == 3 and groups["RIH"]["rate_achieved"] > 2.8
+    for prefix in ("CICO · ", "RENEW · ", "RIH · "):
+        assert any(e.name.startswith(prefix) and e.count for e in res.apis()), prefix
+    assert res.entry("Transaction", "RIH · Retrieve instance and holdings").count > 150
+    assert res.entry("OPTIONS", "CICO · OPTIONS /circulation/check-out-by-barcode") or \
+        res.entry("OPTIONS", "CICO · OPTIONS /circulation/check-in-by-barcode")
+    report = folioperf("report", str(res.path), "-o", "report.md", cwd=tmp_path)
+    assert report.returncode == 0, report.stderr
+    text = (tmp_path / "report.md").read_text()
+    for heading in ("## CICO: check-in-check-out", "## RENEW: renew", "## RIH: rih"):
+        assert heading in text
+
+
+def test_a_scenario_with_two_workers_keeps_its_groups_apart(folio_sandbox, tmp_path):
+    proc = folioperf("run", str(TWO_GROUPS), "--duration", "10s", "--workers", "2", "--okapi-url",
+                     folio_sandbox.url, "--results", "out", cwd=tmp_path)
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:]
+    (run,) = load_runs([tmp_path / "out"])
+    assert run.run.workers == 2 and run.run.users == 6
+    assert {g["name"]: g["users"] for g in run.run.scenario["groups"]} == {"PACED": 2, "OPEN": 4}
+    paced, open_ = run.entry("Transaction", "PACED · Browse"), run.entry("Transaction", "OPEN · Browse")
+    assert paced.count > 0 and open_.count > 0
+    assert run.entry("GET", "PACED · GET /service-points").count > 0  # the group's own option
+    assert run.entry("GET", "OPEN · GET /service-points") is None
+    assert run.entry("Scheduled", "OPEN · Browse").count == open_.count  # the open model: that group alone
+    assert run.entry("Scheduled", "PACED · Browse") is None
+    # 120 requests a minute per paced user: 2 a second for 2 users over 10 s, whatever their think time
+    paced_calls = sum(e.count for e in run.apis() if e.name.startswith("PACED · GET"))
+    assert paced_calls <= 2 * 2 * 12
+
+
+@pytest.mark.parametrize("text, says", [
+    ("[scenario]\n", "'group' is a required property"),
+    ("[scenario]\n[[group]]\nworkflow = 'browse-nope'\nusers = 1\n", "group 1: unknown workflow 'browse-nope'"),
+    ("[scenario]\n[[group]]\nworkflow = 'holds'\nusers = 1\noptions = { variant = 'bogus' }\n",
+     "group 1: --variant must be one of patron, instance, item, not 'bogus'"),
+    ("[scenario]\n[[group]]\nworkflow = 'holds'\nusers = 1\nrate = '3'\n", "group 1: rate: '3': give iterations"),
+    ("[scenario]\n[[group]]\nworkflow = 'holds'\nusers = 1\nspeed = 2\n", "group 1: Additional properties are not allowed"),
+    ("[scenario]\n[[group]]\nworkflow = 'rih'\nusers = 1\n[[group]]\nworkflow = 'rih'\nusers = 2\n",
+     "group 2: name 'rih' is taken by another group"),
+])
+def test_a_bad_scenario_is_one_line_naming_file_and_group(text, says, tmp_path):
+    path = tmp_path / "bad.toml"
+    path.write_text(text)
+    proc = folioperf("run", str(path), "--duration", "10s", cwd=tmp_path)
+    assert proc.returncode == 2
+    (line,) = proc.stderr.strip().splitlines()
+    assert str(path) in line and says in line, line
+    assert "starting the sandbox" not in proc.stderr
+
+
+def test_workflows_shows_each_transactions_calls_and_pauses_for_a_release(tmp_path):
+    proc = folioperf("workflows", "check-in-check-out", "--ui-release", "lotus", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert "Check-out (lotus; pauses before the call they precede):" in out
+    check_out = out.split("Check-out (lotus")[1].split("Check-in (lotus")[0].splitlines()
+    assert "    GET /loan-policy-storage/loan-policies  ?query=(id==\"\")" in check_out  # Lotus's, not Orchid's
+    assert check_out.index("    pause 1-4 s") + 1 == check_out.index(
+        "    GET /users  ?query=(barcode==\"{user_barcode}\" OR externalSystemId==\"{user_barcode}\" OR "
+        "id==\"{user_barcode}\" OR username==\"{user_barcode}\")")
+    assert sum(line.startswith("    pause") for line in check_out) == 4
