@@ -406,26 +406,35 @@ class Metrics:
 
     # -- reading -----------------------------------------------------------------------------------
 
-    def snapshot(self, windows: bool = True) -> Snapshot:
-        """What was measured so far; `windows=False` skips the time windows (cheaper, for a live view)."""
+    def duration_s(self) -> float:
+        """Seconds measured: from the test's start (or the last reset) to its stop, or to now."""
         end = self.stopped if self.stopped is not None else self._clock()
-        duration = max(end - self.started, 0.0)
+        return max(end - self.started, 0.0)
+
+    def totals(self) -> dict[Key, Tally]:
+        """Every (type, name)'s figures so far, merged over its windows: fresh tallies the caller may keep."""
         totals: dict[Key, Tally] = {}
         for key, tally in self._totals.items():
             totals[key] = merged = Tally()
             merged.add(tally)
+        for window in self._windows.values():
+            for key, tally in window.items():
+                totals.setdefault(key, Tally()).add(tally)
+        return totals
+
+    def snapshot(self, windows: bool = True) -> Snapshot:
+        """What was measured so far; `windows=False` skips the time windows (cheaper, for a live view)."""
+        duration = self.duration_s()
+        totals = self.totals()
         rows: list[Window] = []
         for index, window in self._settled.items() if windows else ():
             start = datetime.fromtimestamp(index * WINDOW_S, timezone.utc)
             for (request_type, name), s in window.items():
                 rows.append(Window(start, request_type, name, s.count, s.failures,
                                    _ms(s.sum_us / s.timed) if s.timed else None, _ms(s.p50_us), _ms(s.p95_us)))
-        for index, window in self._windows.items():
+        for index, window in self._windows.items() if windows else ():
             start = datetime.fromtimestamp(index * WINDOW_S, timezone.utc)
             for key, tally in window.items():
-                totals.setdefault(key, Tally()).add(tally)
-                if not windows:
-                    continue
                 p50, p95 = percentiles_us(tally.buckets, (0.50, 0.95), tally.min_us, tally.max_us)
                 timed = sum(tally.buckets.values())
                 rows.append(Window(start, key[0], key[1], tally.count, tally.failures,
