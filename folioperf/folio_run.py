@@ -34,7 +34,7 @@ import requests
 from locust.event import EventHook
 from locust.runners import STATE_MISSING, MasterRunner, WorkerRunner
 
-from folioperf import results
+from folioperf import okapi_trace, results
 from folioperf.auth import Credentials, Logins
 from folioperf.config import PASSWORD_ENV
 from folioperf.console import LiveView, print_summary
@@ -55,6 +55,7 @@ log = logging.getLogger("folioperf")
 
 CHECKPOINT_SECONDS = 60.0  # a long run's results so far are written this often, in case its master is killed
 WATCH_SECONDS = 1.0
+UNTRACED_BEFORE_SAYING = 20  # --trace: API responses without trace headers before saying the target sends none
 MASTER, WORKER, LOCAL = "master", "worker", "local"
 
 
@@ -79,6 +80,7 @@ class TestRecord:
     served_before: dict[str, int] | None = None  # the sandbox's request counters when the test started
     dbmon: DbMonitor | None = None
     checkpoint: Path | None = None
+    untraced_said: bool = False  # --trace: the target sends no trace headers, and the user was told
 
     def ramp_incomplete(self, end: datetime) -> bool:
         """Not every user it asked for ran for at least half of the test."""
@@ -212,7 +214,7 @@ class FolioRun:
         return Okapi(session, self.credentials, auth=s.auth, shared_login=s.login == "shared",
                      refresh_margin=s.refresh_margin, logins=self.logins, browser=group.workflow.browser,
                      preflights=not s.no_preflight, pace_per_s=rate_per_s(group.pace) if group.pace else None,
-                     label=group.label)
+                     label=group.label, trace=self.metrics.record_trace if s.trace else None)
 
     def tool_okapi(self) -> Okapi:
         """Over a plain requests session, for work on the master (the first login, pool loaders, module
@@ -420,6 +422,10 @@ class FolioRun:
             for cls, group in self.groups.items():
                 users = by_class.get(cls.__name__, 0)
                 record.users_per_group[group.key] = max(record.users_per_group.get(group.key, 0), users)
+            if self.settings.trace and not record.untraced_said and self.metrics.traced == 0 \
+                    and self.metrics.untraced >= UNTRACED_BEFORE_SAYING:
+                record.untraced_said = True
+                log.warning("--trace: %s %s", self.environment.host, okapi_trace.NO_HEADERS)
             if self.live is not None:
                 self.live.update()
             gevent.sleep(WATCH_SECONDS)
@@ -497,6 +503,8 @@ class FolioRun:
             for key, status in rates.items():
                 if status.missed:
                     log.warning(status.message() + (f" ({key})" if len(self.groups) > 1 else ""))
+            if self.settings.trace and not snapshot.traced and snapshot.untraced and not record.untraced_said:
+                log.warning("--trace: %s %s", environment.host, okapi_trace.NO_HEADERS)
             flags = Flags(
                 cpu_saturated=bool(runner.cpu_warning_emitted or getattr(runner, "worker_cpu_warning_emitted", False)),
                 rate_missed=any(status.missed for status in rates.values()),
@@ -571,7 +579,7 @@ class FolioRun:
         settings = self.settings
         chosen: dict[str, Any] = {"auth": settings.auth, "login": settings.login, "think_time": settings.think_time}
         for name, value in (("think_offset", settings.think_offset), ("pace", settings.pace),
-                            ("no_preflight", settings.no_preflight)):
+                            ("no_preflight", settings.no_preflight), ("trace", settings.trace)):
             if value:
                 chosen[name] = value
         scenario = None

@@ -88,6 +88,21 @@ class Tally:
         self.max_us = 0
         self.buckets: dict[int, int] = {}
 
+    def time(self, us: int) -> None:
+        """One timed sample (µs) into sum, min, max and histogram; the count is the caller's."""
+        if us < 0:
+            us = 0
+        self.sum_us += us
+        if us < self.min_us:
+            self.min_us = us
+        if us > self.max_us:
+            self.max_us = us
+        shift = us.bit_length() - SUB_BUCKET_BITS
+        if shift > 0:
+            us = us >> shift << shift
+        buckets = self.buckets
+        buckets[us] = buckets.get(us, 0) + 1
+
     def add(self, other: Tally) -> None:
         self.count += other.count
         self.failures += other.failures
@@ -111,6 +126,31 @@ class Tally:
         return tally
 
 
+class ModuleTally(Tally):
+    """One module's time in the responses of one (type, name): `count` responses reached it in `hops` calls;
+    each response's time in the module is one sample (`--trace`, folioperf.okapi_trace)."""
+
+    __slots__ = ("hops",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.hops = 0
+
+    def add(self, other: Tally) -> None:
+        super().add(other)
+        self.hops += getattr(other, "hops", 0)
+
+    def to_wire(self) -> list[Any]:
+        return [self.hops, *super().to_wire()]
+
+    @classmethod
+    def from_wire(cls, values: Sequence[Any]) -> ModuleTally:
+        hops, *rest = values
+        tally = super().from_wire(rest)
+        tally.hops = hops
+        return tally
+
+
 def _ms(us: float | None) -> float | None:
     return None if us is None else round(us / 1000, 3)
 
@@ -118,7 +158,7 @@ def _ms(us: float | None) -> float | None:
 _TYPE_ORDER = {TRANSACTION: 0, SCHEDULED: 1, ERROR: 3}  # API calls: 2
 
 
-def entry_order(entry: Entry | Window) -> tuple[int, str, str]:
+def entry_order(entry: Entry | Window | ModuleTime) -> tuple[int, str, str]:
     """Transactions first, then open-model latencies, then API calls; by name within each."""
     return _TYPE_ORDER.get(entry.type, 2), entry.name, entry.type
 
@@ -205,10 +245,36 @@ class Failure:
     occurrences: int
 
 
+@dataclass(frozen=True)
+class ModuleTime:
+    """One module's part of a transaction's or API call's time (`--trace`): `count` of the entry's responses
+    reached the module, with `calls` calls in all; `avg` and `p95` are its time per such response (ms),
+    `share` its part of the entry's summed time (0-1)."""
+
+    type: str
+    name: str
+    module: str
+    count: int
+    calls: int
+    total: float
+    avg: float
+    p95: float
+    share: float | None
+    histogram: str = field(default="", repr=False, compare=False)
+
+    @classmethod
+    def from_tally(cls, type: str, name: str, module: str, tally: ModuleTally, entry: Tally | None) -> ModuleTime:
+        (p95,) = percentiles_us(tally.buckets, (0.95,), tally.min_us, tally.max_us)
+        share = round(tally.sum_us / entry.sum_us, 4) if entry is not None and entry.sum_us else None
+        return cls(type, name, module, tally.count, tally.hops, _ms(tally.sum_us), _ms(tally.sum_us / tally.count),
+                   _ms(p95), share, encode_histogram(tally.buckets))
+
+
 class EntryLookup:
     """Finding entries by kind, shared by a live snapshot and results read back from disk."""
 
     entries: tuple[Entry, ...]
+    modules: tuple[ModuleTime, ...]
 
     def entry(self, type: str, name: str) -> Entry | None:
         """The entry of one request type and name, e.g. `entry("Transaction", "Check-out")`."""
@@ -232,6 +298,10 @@ class EntryLookup:
         """Tasks' exceptions raised outside any transaction, per task."""
         return [e for e in self.entries if e.type == ERROR]
 
+    def modules_of(self, type: str, name: str) -> list[ModuleTime]:
+        """Where the entry's time went (`--trace`), the largest share first; empty without trace headers."""
+        return sorted((m for m in self.modules if m.type == type and m.name == name), key=lambda m: -m.total)
+
 
 @dataclass(frozen=True)
 class Snapshot(EntryLookup):
@@ -241,6 +311,9 @@ class Snapshot(EntryLookup):
     entries: tuple[Entry, ...]
     windows: tuple[Window, ...]
     failures: tuple[Failure, ...]
+    modules: tuple[ModuleTime, ...] = ()
+    traced: int = 0  # API responses that carried X-Okapi-Trace lines (--trace)
+    untraced: int = 0  # ... and that carried none
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -287,6 +360,9 @@ class Metrics:
         self._settled: dict[int, dict[Key, _Settled]] = {}
         self._totals: dict[Key, Tally] = {}
         self._failures: dict[tuple[str, str, str], int] = {}
+        self._modules: dict[tuple[str, str, str], ModuleTally] = {}
+        self.traced = 0  # API responses with X-Okapi-Trace lines (--trace)
+        self.untraced = 0  # ... and without
         self.started = self._clock()
         self.stopped: float | None = None
 
@@ -314,19 +390,7 @@ class Metrics:
             tally = self._open[key] = Tally()
         tally.count += 1
         if response_time is not None:
-            us = int(response_time * 1000.0 + 0.5)
-            if us < 0:
-                us = 0
-            tally.sum_us += us
-            if us < tally.min_us:
-                tally.min_us = us
-            if us > tally.max_us:
-                tally.max_us = us
-            shift = us.bit_length() - SUB_BUCKET_BITS
-            if shift > 0:
-                us = us >> shift << shift
-            buckets = tally.buckets
-            buckets[us] = buckets.get(us, 0) + 1
+            tally.time(int(response_time * 1000.0 + 0.5))
         if exception:
             tally.failures += 1
             failure = (request_type, name, failure_message(exception))
@@ -336,6 +400,24 @@ class Metrics:
                 self.on_new_failure(*failure)
         elif context and context.get("expected"):
             tally.expected += 1
+
+    def record_trace(self, request_type: str, name: str, times: Mapping[str, Sequence[int]]) -> None:
+        """Where one response's (or transaction's) time went: {module: (µs, calls)} (folioperf.okapi_trace);
+        an API response without trace headers comes with no times."""
+        if not times:
+            self.untraced += 1
+            return
+        if request_type != TRANSACTION:
+            self.traced += 1
+        modules = self._modules
+        for module, (us, hops) in times.items():
+            key = (request_type, name, module)
+            tally = modules.get(key)
+            if tally is None:
+                tally = modules[key] = ModuleTally()
+            tally.count += 1
+            tally.hops += hops
+            tally.time(us)
 
     def _open_window(self, index: int) -> None:
         self._open_index = index
@@ -377,10 +459,15 @@ class Metrics:
             "windows": [[index, key[0], key[1], *tally.to_wire()]
                         for index, window in self._windows.items() for key, tally in window.items()],
             "failures": [[*failure, n] for failure, n in self._failures.items()],
+            "modules": [[*key, *tally.to_wire()] for key, tally in self._modules.items()],
+            "traced": self.traced,
+            "untraced": self.untraced,
         }
         self._windows = {}
         self._open_index = -1
         self._failures = {}
+        self._modules = {}
+        self.traced = self.untraced = 0
         return report
 
     def merge_report(self, client_id: str, report: Mapping[str, Any]) -> None:
@@ -401,6 +488,16 @@ class Metrics:
             self._failures[failure] = seen + n
             if not seen and self.on_new_failure is not None:
                 self.on_new_failure(*failure)
+        for request_type, name, module, *values in report.get("modules", ()):
+            key = (request_type, name, module)
+            tally = ModuleTally.from_wire(values)
+            current = self._modules.get(key)
+            if current is None:
+                self._modules[key] = tally
+            else:
+                current.add(tally)
+        self.traced += report.get("traced", 0)
+        self.untraced += report.get("untraced", 0)
         if self._settle:
             self._settle_before(int(self._clock()) // WINDOW_S - _SETTLE_AFTER_WINDOWS)
 
@@ -443,5 +540,8 @@ class Metrics:
         rows.sort(key=lambda w: (w.start, entry_order(w)))
         failures = sorted((Failure(t, n, e, count) for (t, n, e), count in self._failures.items()),
                           key=lambda f: (-f.occurrences, f.type, f.name, f.error))
+        modules = sorted((ModuleTime.from_tally(t, n, m, tally, totals.get((t, n)))
+                          for (t, n, m), tally in self._modules.items()), key=lambda m: (entry_order(m), -m.total))
         return Snapshot(duration_s=round(duration, 3), entries=tuple(entries), windows=tuple(rows),
-                        failures=tuple(failures))
+                        failures=tuple(failures), modules=tuple(modules), traced=self.traced,
+                        untraced=self.untraced)

@@ -31,6 +31,7 @@ from http.cookiejar import DefaultCookiePolicy
 from typing import Any
 from urllib.parse import quote, urlencode
 
+from folioperf import okapi_trace
 from folioperf.auth import (
     AUTH_MODES,
     AUTO,
@@ -71,7 +72,7 @@ class TransactionFailed(Exception):
 class Transaction:
     """A business transaction: the summed time of the API calls made inside it (think time excluded)."""
 
-    __slots__ = ("calls", "error", "name", "response_length", "response_time", "start_time")
+    __slots__ = ("calls", "error", "modules", "name", "response_length", "response_time", "start_time")
 
     def __init__(self, name: str) -> None:
         self.name = name
@@ -80,6 +81,7 @@ class Transaction:
         self.calls = 0
         self.error: str | None = None  # the first failure: "<call name>: <message>" or the exception
         self.start_time = time.time()
+        self.modules: okapi_trace.Times = {}  # --trace: where its calls' time went
 
     @property
     def failed(self) -> bool:
@@ -136,7 +138,8 @@ class Okapi:
     def __init__(self, session: Any, credentials: Credentials, *, url: str | None = None, auth: str = EXPIRY,
                  shared_login: bool = False, refresh_margin: float = DEFAULT_REFRESH_MARGIN,
                  logins: Logins | None = None, browser: bool = False, preflights: bool = True,
-                 pace_per_s: float | None = None, label: Callable[[str], str] = str) -> None:
+                 pace_per_s: float | None = None, label: Callable[[str], str] = str,
+                 trace: Callable[[str, str, okapi_trace.Times], None] | None = None) -> None:
         base = url or getattr(session, "base_url", None)
         if not base:
             raise FolioperfError("no FOLIO URL: pass url= (in Locust, give --host)")
@@ -149,6 +152,7 @@ class Okapi:
         self.preflights = preflights  # False: --no-preflight
         self._pace = 1 / pace_per_s if pace_per_s else 0.0  # seconds between this user's requests, at least
         self._label = label  # a scenario group's records go by `<group> · <name>`
+        self._trace = trace  # --trace: takes (type, name, {module: [µs, calls]}) of calls and transactions
         self._next_slot = 0.0
         self._open: list[Transaction] = []
         _switch_off_cookies(session)
@@ -238,6 +242,8 @@ class Okapi:
             raise
         finally:  # not reached with finished=True when the user is killed (GreenletExit): nothing to record
             self._open.remove(t)
+            if finished and t.modules and self._trace is not None:
+                self._trace(TRANSACTION, t.name, t.modules)
             if finished and self._locust:
                 self._session.request_event.fire(
                     request_type=TRANSACTION, name=t.name, response_time=t.response_time,
@@ -311,6 +317,8 @@ class Okapi:
             meta = response.request_meta
             outcome.response_time = float(meta.get("response_time") or 0.0)
             outcome.length = int(meta.get("response_length") or 0)
+            if self._trace is not None and response.status_code:
+                self._trace_call(call, response, outcome.response_time)
             return outcome
         import requests  # noqa: PLC0415  (only tools use a plain session; virtual users never pay for it)
 
@@ -326,6 +334,15 @@ class Okapi:
         outcome.response_time = (time.perf_counter() - started) * 1000
         outcome.length = len(response.content or b"")
         return outcome
+
+    def _trace_call(self, call: Call, response: Any, response_time: float) -> None:
+        path = call.target.split("?", 1)[0]
+        times = okapi_trace.breakdown(okapi_trace.header_lines(response), path, int(response_time * 1000 + 0.5))
+        assert self._trace is not None
+        self._trace(call.method, call.name, times or {})
+        if times and not call.auth:
+            for t in self._open:
+                okapi_trace.add_times(t.modules, times)
 
     def _judge(self, response: Any, call: Call) -> Outcome:
         status = response.status_code or 0

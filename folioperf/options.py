@@ -216,6 +216,9 @@ RUN_OPTIONS: tuple[Opt, ...] = (
                    "PTF's master plan paces check-in/check-out", type=rate, metavar="N/m"),
     _run("--no-preflight", "send no CORS preflights (OPTIONS) before the calls of browser pages (check-in/check-out)",
          switch=True),
+    _run("--trace", "record where each API call's and transaction's time goes, per FOLIO module, from Okapi's "
+                    "X-Okapi-Trace headers (Okapi sends them with trace_headers=true; the built-in sandbox is started "
+                    "with them)", switch=True),
     _run("--rate", "open model: start iterations at this rate for the whole run (all users and workers), e.g. 20/s "
                    "or 90/m; latency is also measured from each iteration's scheduled start (default: the "
                    "workflow's, if any)", type=rate, metavar="N/s"),
@@ -332,6 +335,7 @@ class Settings:
     think_offset: float = 0.0
     pace: str | None = None
     no_preflight: bool = False
+    trace: bool = False
     rate: str | None = None
     pools: str | None = None
     results_dir: str | None = None

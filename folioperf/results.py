@@ -36,7 +36,7 @@ from typing import Any
 from urllib.parse import quote, quote_plus
 
 from folioperf.errors import FolioperfError
-from folioperf.metrics import Entry, EntryLookup, Failure, Snapshot, Window, entry_order
+from folioperf.metrics import Entry, EntryLookup, Failure, ModuleTime, Snapshot, Window, entry_order
 from folioperf.outcome import Flags
 
 RUN_FORMAT = "folioperf-results/1"
@@ -47,6 +47,7 @@ REDACTED = "***"
 LOCUST_REPORT = "locust-report.html"
 _OLD_LOCUST_REPORT = "report.html"
 _JWT = re.compile(r"eyJ[\w-]{4,}\.[\w-]{4,}\.[\w-]*")
+_MODULE_FIELDS = ("type", "name", "module", "count", "calls", "total", "avg", "p95", "share", "histogram")
 _ENTRY_FIELDS = ("count", "failures", "avg", "min", "max", "p50", "p75", "p90", "p95", "p99", "rps")
 
 
@@ -123,6 +124,8 @@ class Results(EntryLookup):
     timeseries: tuple[Window, ...]
     failures: tuple[Failure, ...]
     db: Mapping[str, Any] | None
+    modules: tuple[ModuleTime, ...] = ()  # --trace: where each entry's time went
+    traced: int | None = None  # --trace: API responses with trace headers (None: not asked for)
 
     @property
     def report_html(self) -> Path | None:
@@ -235,6 +238,9 @@ def _stats_json(stats: Snapshot) -> dict[str, Any]:
         ],
         "expected_failures": [{"type": e.type, "name": e.name, "count": e.expected}
                               for e in stats.entries if e.expected],
+        **({"trace": {"responses": stats.traced, "without_trace": stats.untraced},
+            "modules": [{f: getattr(m, f) for f in _MODULE_FIELDS} for m in stats.modules]}
+           if stats.traced or stats.untraced else {}),
     }
 
 
@@ -430,9 +436,11 @@ def load(path: str | os.PathLike[str]) -> Results:
             for r in _read_csv(path / "timeseries.csv", TIMESERIES_COLUMNS))
         failures = tuple(Failure(r["type"], r["name"], r["error"], int(r["occurrences"]))
                          for r in _read_csv(path / "failures.csv", FAILURES_COLUMNS))
+        modules = tuple(ModuleTime(**{f: m[f] for f in _MODULE_FIELDS}) for m in stats_data.get("modules", ()))
+        traced = stats_data["trace"]["responses"] if "trace" in stats_data else None
         run = _run_info(run_data)
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         detail = f"missing {exc}" if isinstance(exc, KeyError) else str(exc).splitlines()[0]
         raise FolioperfError(f"{path} holds malformed results: {detail}") from None
     return Results(path=path, run=run, entries=entries, timeseries=timeseries, failures=failures,
-                   db=_read_json(db_path) if db_path.is_file() else None)
+                   db=_read_json(db_path) if db_path.is_file() else None, modules=modules, traced=traced)

@@ -351,3 +351,27 @@ def test_distributed_run_merges_every_workers_data(ending, tmp_path):
         assert result["locust"][f"{key[0]} {key[1]}"] == [entry["count"], entry["failures"]]
     failures = sum(w["failures"] for w in expected.values())
     assert result["failures"] == [["Transaction", "Check-out", samples.FAILURE_MESSAGE, failures]]
+
+
+def test_module_times_merge_from_workers_as_one_recorder_has_them():
+    """--trace: each response's time per module, shipped by two workers, adds up on the master to what one
+    process recording everything holds; its share is of the API's own summed time."""
+    one, master = Metrics(clock=Clock()), Metrics(clock=Clock())
+    workers = [Metrics(settle=False, clock=Clock()), Metrics(settle=False, clock=Clock())]
+    for k in range(400):
+        users_us, circ_us = 1000 + 37 * k, 9000 + 11 * k
+        total_ms = (users_us + circ_us + 500) / 1000
+        times = {"mod-users": (users_us, 2), "mod-circulation": (circ_us, 1), "gateway and network": (500, 0)}
+        for recorder in (one, workers[k % 2]):
+            recorder.record("POST", "POST /circulation/check-out-by-barcode", total_ms)
+            recorder.record_trace("POST", "POST /circulation/check-out-by-barcode", times)
+        workers[k % 2].record_trace("OPTIONS", "OPTIONS /circulation/check-out-by-barcode", {})
+    for k, worker in enumerate(workers):
+        master.merge_report(f"w{k}", worker.take_report())
+    expected, merged = one.snapshot(), master.snapshot()
+    assert merged.modules == expected.modules and len(merged.modules) == 3
+    assert (merged.traced, merged.untraced) == (400, 400)
+    users = next(m for m in merged.modules if m.module == "mod-users")
+    assert (users.count, users.calls) == (400, 800)
+    assert users.avg == pytest.approx(sum(1000 + 37 * k for k in range(400)) / 400 / 1000, abs=0.001)
+    assert sum(m.share for m in merged.modules) == pytest.approx(1.0, abs=0.001)

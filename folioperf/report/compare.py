@@ -25,8 +25,17 @@ from typing import TYPE_CHECKING, Iterable
 
 from folioperf.errors import FolioperfError
 from folioperf.report.document import Cell, Chart, Document, Section, Series, Table
-from folioperf.report.runs import TRANSACTION, Group, Stat, flags_of, group_runs, kind_of
-from folioperf.report.tables import DEFAULT_SLOW_MS, FLAG_TEXT, fmt_duration, fmt_run_length, fmt_time, unit_name
+from folioperf.report.formats import fmt_duration, fmt_run_length, fmt_time, unit_name
+from folioperf.report.modules import module_stats, traced_rows
+from folioperf.report.runs import (
+    TRANSACTION,
+    Group,
+    Stat,
+    flags_of,
+    group_runs,
+    kind_of,
+)
+from folioperf.report.tables import DEFAULT_SLOW_MS, FLAG_TEXT
 from folioperf.results import Results
 from folioperf.wording import plural
 
@@ -347,8 +356,43 @@ def build_comparison(cmp: Comparison, unit: str = "s", slow_threshold_ms: float 
         section.charts.append(_p95_chart(cmp, names, unit))
     doc.sections.append(section)
     doc.sections.append(Section("APIs", tables=[slow_api_comparison(cmp, unit, slow_threshold_ms)]))
+    modules = modules_comparison(cmp, unit)
+    if modules is not None:
+        doc.sections.append(modules)
     doc.sections.append(Section("Throughput and failures", tables=[throughput_comparison(cmp)]))
     return doc
+
+
+def modules_comparison(cmp: Comparison, unit: str) -> Section | None:
+    """Per transaction and API traced on both sides (--trace): each module's average time per request and its
+    delta, so a regression points at a module."""
+    groups = [g for p in cmp.pairs for g in (p.base, p.new)]
+    rows = [row for row in traced_rows(groups)
+            if any(module_stats(p.base, *row) and module_stats(p.new, *row) for p in cmp.pairs)]
+    if not rows:
+        return None
+    section = Section("Where the time goes")
+    section.paragraphs.append(
+        f"Each FOLIO module's average time per request, from Okapi's X-Okapi-Trace headers; Delta % = "
+        f"({cmp.base_label} − {cmp.new_label}) / {cmp.base_label}, positive when {cmp.new_label} spends less "
+        f"time in the module; ≈ marks changes within ±{cmp.margin:g} %.")
+    for type_, name in rows:
+        table = Table(f"{name}{' (transaction)' if type_ == TRANSACTION else ''}: time per module ({unit_name(unit)})",
+                      ["Module"] + [c for _ in cmp.pairs for c in (cmp.base_label, cmp.new_label, "Delta")],
+                      groups=[(p.header, 3) for p in cmp.pairs])
+        sides = [({s.module: s for s in module_stats(p.base, type_, name)},
+                  {s.module: s for s in module_stats(p.new, type_, name)}) for p in cmp.pairs]
+        modules = [s.module for s in module_stats(cmp.pairs[-1].new, type_, name)]
+        modules += sorted({m for b, n in sides for m in (*b, *n)} - set(modules))
+        for module in modules:
+            cells: list[Cell | str] = [module]
+            for base, new in sides:
+                b, n = base.get(module), new.get(module)
+                cells += [fmt_time(b.average if b else None, unit), fmt_time(n.average if n else None, unit),
+                          Delta(b.average, n.average, margin=cmp.margin).cell() if b and n else "–"]
+            table.add(*cells)
+        section.tables.append(table)
+    return section
 
 
 def _p95_chart(cmp: Comparison, names: list[str], unit: str) -> Chart:

@@ -77,7 +77,8 @@ class Series:
 
 @dataclass
 class Chart:
-    """Data for one chart; `kind` is "line" (x numeric) or "category" (x labels in `categories`)."""
+    """Data for one chart; `kind` is "line" (x numeric), "category" (x labels in `categories`) or "stacked"
+    (a horizontal bar per category, the series' values stacked along x)."""
 
     title: str
     x_label: str

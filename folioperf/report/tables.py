@@ -9,7 +9,26 @@ from datetime import datetime, timedelta
 
 from folioperf.metrics import WINDOW_S
 from folioperf.report.document import Cell, Chart, Document, Section, Series, Table
-from folioperf.report.runs import SCHEDULED, TRANSACTION, Group, flags_of, group_runs, kind_of
+from folioperf.report.formats import (
+    MISSING,
+    fmt_bytes,
+    fmt_duration,
+    fmt_run_length,
+    fmt_time,
+    group_header,
+    is_longer,
+    ordinal,
+    unit_name,
+)
+from folioperf.report.modules import modules_section
+from folioperf.report.runs import (
+    SCHEDULED,
+    TRANSACTION,
+    Group,
+    flags_of,
+    group_runs,
+    kind_of,
+)
 from folioperf.results import Results, RunInfo
 from folioperf.scenario import SEPARATOR
 from folioperf.wording import plural
@@ -20,7 +39,6 @@ LONGEVITY_S = 2 * 3600  # runs longer than this get the hour-by-hour table
 MAX_CHART_POINTS = 720
 COLUMNS = (("avg", "Average"), ("p50", "50th"), ("p75", "75th"), ("p95", "95th"))
 TOP_QUERIES = 10
-MISSING = "–"
 FLAG_TEXT = {
     "cpu_saturated": "the load generator's CPU was saturated{peak}: response times include time the generator "
                      "spent waiting for CPU, not only FOLIO's",
@@ -28,63 +46,6 @@ FLAG_TEXT = {
     "worker_lost": "a Locust worker was lost: part of the run ran with fewer users than requested",
     "interrupted": "the run was interrupted before its planned duration",
 }
-
-
-# -- formatting -------------------------------------------------------------------------------------
-def fmt_time(ms: float | None, unit: str) -> str:
-    """Seconds with 3 decimals like the PTF reports, or milliseconds."""
-    if ms is None:
-        return MISSING
-    if unit == "s":
-        return f"{ms / 1000:.3f}"
-    return f"{ms:,.0f}" if ms >= 100 else f"{ms:.1f}"
-
-
-def unit_name(unit: str) -> str:
-    return "seconds" if unit == "s" else "ms"
-
-
-def fmt_duration(seconds: float) -> str:
-    seconds = int(round(seconds))
-    h, rest = divmod(seconds, 3600)
-    m, s = divmod(rest, 60)
-    parts = [f"{h} h" if h else "", f"{m} min" if m else "", f"{s} s" if s and not h else ""]
-    return " ".join(p for p in parts if p) or "0 s"
-
-
-def fmt_run_length(runs: list[RunInfo]) -> str:
-    """What ran: the test duration asked for ("20 s", "20 s each") and, when the runs took a second or more
-    longer from start to the last user's stop, that wall time too; runs without a set duration (stopped
-    by hand) by their wall time alone."""
-    asked = sorted({r.duration_s for r in runs if r.duration_s})
-    walls = sorted(r.elapsed_s for r in runs)
-    wall = " – ".join(dict.fromkeys((fmt_duration(walls[0]), fmt_duration(walls[-1]))))
-    if not asked:
-        return wall
-    text = " / ".join(fmt_duration(a) for a in asked) + (" each" if len(runs) > 1 and len(asked) == 1 else "")
-    if any(not r.duration_s or _longer(r) for r in runs):
-        text += f" ({wall} wall time, until every user stopped)"
-    return text
-
-
-def fmt_bytes(n: float) -> str:
-    sign = "-" if n < 0 else ""
-    n = abs(n)
-    for unit in ("B", "kB", "MB", "GB"):
-        if n < 1024 or unit == "GB":
-            return f"{sign}{n:,.0f} {unit}" if unit == "B" else f"{sign}{n:,.1f} {unit}"
-        n /= 1024
-    return ""  # unreachable
-
-
-def ordinal(n: int) -> str:
-    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
-    return f"{n}{suffix}"
-
-
-def group_header(group: Group) -> str:
-    """A group's column header; a flagged group is marked so its numbers never look clean."""
-    return group.label + (" ⚠" if group.flags else "")
 
 
 # -- the report -------------------------------------------------------------------------------------
@@ -116,6 +77,9 @@ def build_report(runs: list[Results], unit: str = "s", slow_threshold_ms: float 
     apis.tables.append(response_table(groups, "API", unit, f"All API calls ({unit_name(unit)})"))
     doc.sections.append(apis)
 
+    modules = modules_section(groups, unit)
+    if modules is not None:
+        doc.sections.append(modules)
     doc.sections += scenario_sections(groups, unit)
     doc.sections.append(errors_section(groups))
     throughput = Section("Throughput", tables=[throughput_table(groups)])
@@ -224,21 +188,16 @@ def runs_table(groups: list[Group]) -> Table:
             table.add(f"{n}.", group.label, _run_duration(run.run), run.run.start.strftime("%Y-%m-%d %H:%M"),
                       "local" if not run.run.workers else plural(run.run.workers, "worker"), f"{requests:,}",
                       Cell(flags, "warn") if flags else "none", run.path.name)
-    if any(_longer(r.run) for g in groups for r in g.runs):
+    if any(is_longer(r.run) for g in groups for r in g.runs):
         table.notes.append("Wall time: from the test's start until every user stopped (users finish what they "
                            "were doing).")
     return table
 
 
-def _longer(run: RunInfo) -> bool:
-    """Whether the run took a second or more longer than its set duration (a set one only)."""
-    return bool(run.duration_s) and round(run.elapsed_s) > round(run.duration_s)
-
-
 def _run_duration(run: RunInfo) -> str:
     if not run.duration_s:
         return fmt_duration(run.elapsed_s)
-    wall = f", {fmt_duration(run.elapsed_s)} wall time" if _longer(run) else ""
+    wall = f", {fmt_duration(run.elapsed_s)} wall time" if is_longer(run) else ""
     return fmt_duration(run.duration_s) + wall
 
 
