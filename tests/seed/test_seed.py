@@ -151,9 +151,10 @@ def test_an_interrupted_seed_leaves_zero_rows(scratch_db):
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + DEADLINE
     with psycopg.connect(dsn, autocommit=True) as conn:
-        while True:  # wait until the seeder is inside a COPY
+        while True:  # wait until the seeder is inside a COPY of inventory, with the SRS tables still to come
             copying = conn.execute("SELECT count(*) FROM pg_stat_activity WHERE application_name = 'folioperf-seed' "
-                                   "AND datname = current_database() AND state = 'active' AND query LIKE 'COPY%%'"
+                                   "AND datname = current_database() AND state = 'active' AND query LIKE 'COPY%%' "
+                                   "AND query LIKE '%%mod_inventory_storage%%'"
                                    ).fetchone()[0]  # this test's seed: other tests may seed at once (xdist)
             if copying:
                 break
