@@ -2,7 +2,9 @@
 permissions, request ids, traces, CORS, FOLIO's gateway errors; folio-api.md §1) or, with `eureka`, Kong's and
 the module sidecars' (eureka.py), answering as the modules of one FOLIO release (releases.py).
 
-One `Sandbox` per process. Its database pool is opened in `start()`, after the process has forked.
+One `Sandbox` per process. Its database pool is opened in `start()`, after the process has forked. It
+holds the process's state, which handlers reach as `req.sandbox`: the pool, the CQL translations
+(cql.Translator), tokens, tenants and principals.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from folioperf.sandbox import (
     blocks,
     calendars,
     circulation,
+    cql,
     eureka,
     inventory,
     inventory_storage,
@@ -122,6 +125,7 @@ class Sandbox:
         self.gateway: Gateway = eureka.Gateway(self) if settings.eureka else OkapiGateway(self)
         self.pool: ConnectionPool = None  # type: ignore[assignment]  # opened in start()
         self.tokens: auth.Tokens = None  # type: ignore[assignment]
+        self.translator = cql.Translator()
         self._tenants: set[str] = set()
         self._tenants_checked = 0.0
         self._principals: dict[tuple[str, str], Principal] = {}

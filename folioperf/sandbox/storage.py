@@ -59,12 +59,12 @@ def record_text(schema: str | None) -> sql.Composable:
 
 
 def select_page(
-    conn: psycopg.Connection, table: Table, tenant: str, query: str | None, limit: int, offset: int,
-    schema: str | None = None,
+    conn: psycopg.Connection, translator: cql.Translator, table: Table, tenant: str, query: str | None, limit: int,
+    offset: int, schema: str | None = None,
 ) -> tuple[list[str], int]:
     """(record texts of one page, totalRecords) for a CQL query; `schema` adds its defaults to each record."""
     try:
-        q = cql.translate(query, table, tenant)
+        q = translator.translate(query, table, tenant)
     except cql.CQLError as exc:
         raise HttpError(400, str(exc)) from None
     order = sql.SQL(" ORDER BY {}").format(q.order_by) if q.order_by is not None else sql.SQL("")
@@ -83,7 +83,7 @@ def view_page(req: Request, table: Table, view: Callable[..., list]) -> tuple[li
     and totalRecords, counted only when the page itself cannot tell it."""
     limit, offset = req.int_arg("limit", 10), req.int_arg("offset", 0)
     try:
-        q = cql.translate(req.arg("query"), table, req.tenant)
+        q = req.sandbox.translator.translate(req.arg("query"), table, req.tenant)
     except cql.CQLError as exc:
         raise HttpError(400, str(exc)) from None
     with req.sandbox.pool.connection() as conn:
@@ -251,7 +251,8 @@ def _collection_get(c: Collection) -> Callable[[Request], Response]:
         limit = req.int_arg("limit", c.default_limit)
         offset = req.int_arg("offset", 0)
         with req.sandbox.pool.connection() as conn:
-            rows, total = select_page(conn, table, req.tenant, req.arg("query"), limit, offset, c.schema_name)
+            rows, total = select_page(conn, req.sandbox.translator, table, req.tenant, req.arg("query"), limit, offset,
+                                      c.schema_name)
         return raw_json(collection_body(c.key, rows, total, c.result_info))
 
     return handler
