@@ -3,8 +3,8 @@ permissions, request ids, traces, CORS, FOLIO's gateway errors; folio-api.md §1
 the module sidecars' (eureka.py), answering as the modules of one FOLIO release (releases.py).
 
 One `Sandbox` per process. Its database pool is opened in `start()`, after the process has forked. It
-holds the process's state, which handlers reach as `req.sandbox`: the pool, the CQL translations
-(cql.Translator), tokens, tenants and principals.
+holds the process's state, which handlers reach as `req.sandbox`: the pool, the CQL translations and the
+tenants' reference data (cql.Translator, lookups.References), tokens, tenants and principals.
 """
 
 from __future__ import annotations
@@ -33,13 +33,13 @@ from folioperf.sandbox import (
     eureka,
     inventory,
     inventory_storage,
+    lookups,
     pages,
     patron,
     permissions,
     policies,
     reference,
     request_queue,
-    rules,
     schema,
     srs,
     storage,
@@ -93,7 +93,7 @@ def build_router(settings: Settings) -> Router:
         auth.register(router, expiry_login=settings.expiry_login)
     inventory.register(router)
     storage.register(router)
-    for module in (users, users_bl, permissions, inventory_storage, calendars, circulation, request_queue, rules, patron,
+    for module in (users, users_bl, permissions, inventory_storage, calendars, circulation, request_queue, patron,
                    blocks, pages, policies, srs):
         module.register(router)
     for register in settings.extra_modules:
@@ -126,6 +126,7 @@ class Sandbox:
         self.pool: ConnectionPool = None  # type: ignore[assignment]  # opened in start()
         self.tokens: auth.Tokens = None  # type: ignore[assignment]
         self.translator = cql.Translator()
+        self.references = lookups.References()
         self._tenants: set[str] = set()
         self._tenants_checked = 0.0
         self._principals: dict[tuple[str, str], Principal] = {}

@@ -65,11 +65,12 @@ def hold(request: dict) -> dict:
         "patronComments": request.get("patronComments")}.items() if v is not None}
 
 
-def _place(req: Request, create: Callable[[psycopg.Connection, str, dict, str | None], str], body: dict) -> Response:
+def _place(req: Request, create: Callable[[psycopg.Connection, lookups.References, str, dict, str | None], str],
+           body: dict) -> Response:
     """Run mod-circulation's request creation and answer as mod-patron does."""
     try:
         with req.sandbox.pool.connection() as conn, conn.transaction():
-            request_id = create(conn, req.tenant, body, req.user_id)
+            request_id = create(conn, req.sandbox.references, req.tenant, body, req.user_id)
             created = request_queue.request_by_id(conn, req.tenant, request_id)
     except Unprocessable as exc:
         return json_response({"errors": exc.errors}, 422)
@@ -106,7 +107,7 @@ def item_hold(req: Request) -> Response:
         if user is None:
             raise HttpError(404, "User not found")
         item = item[0]
-        ref = lookups.reference(conn, req.tenant, need=("locations", lookups.item_location_id(item) or ""))
+        ref = req.sandbox.references.get(conn, req.tenant, need=("locations", lookups.item_location_id(item) or ""))
         policy = ref.request_policies.get(ref.policies(item, user.get("patronGroup")).get("r") or "") or {}
     status = (item.get("status") or {}).get("name")
     request_type = next((t for t in policy.get("requestTypes") or () if status in ALLOWED_STATUSES.get(t, ())), None)

@@ -232,7 +232,7 @@ class Collection:
     module: str
     permission: str  # prefix, e.g. "users" → users.collection.get, users.item.post, ...
     default_limit: int = 10
-    prepare: Callable[[psycopg.Connection, str, dict, dict | None], None] | None = None  # (conn, tenant, new, stored)
+    prepare: Callable[[Request, psycopg.Connection, dict, dict | None], None] | None = None  # (req, conn, new, stored)
     writable: bool = True
     result_info: bool = False  # the module sends resultInfo (PgUtil.streamGet does)
     schema: str | None = None
@@ -290,7 +290,7 @@ def _item_post(c: Collection) -> Callable[[Request], Response]:
         record = validation.validate(c.schema_name, req.json())
         with req.sandbox.pool.connection() as conn:
             if c.prepare:
-                c.prepare(conn, req.tenant, record, None)
+                c.prepare(req, conn, record, None)
             stored = insert_record(conn, table, req.tenant, record, req.user_id)
         return Response(201, dumps(stored), JSON, [("Location", stored["id"])])  # RMB's PgUtil.post: the bare id
 
@@ -310,7 +310,7 @@ def _item_put(c: Collection) -> Callable[[Request], Response]:
             if stored is None:
                 raise HttpError(404, "Not found")
             if c.prepare:
-                c.prepare(conn, req.tenant, record, stored)
+                c.prepare(req, conn, record, stored)
             update_record(conn, table, req.tenant, record_id, record, req.user_id)
         return no_content()
 
