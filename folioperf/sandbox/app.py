@@ -22,7 +22,7 @@ import psycopg
 from psycopg import sql
 from psycopg_pool import ConnectionPool
 
-from folioperf import releases
+from folioperf import folio_layout, releases
 from folioperf.releases import Release
 from folioperf.sandbox import (
     auth,
@@ -168,7 +168,7 @@ class Sandbox:
     def known_tenant(self, tenant: str) -> bool:
         if tenant in self._tenants:
             return True
-        if schema.TENANT_ID.match(tenant) and time.monotonic() - self._tenants_checked > 1.0:
+        if folio_layout.TENANT_ID.match(tenant) and time.monotonic() - self._tenants_checked > 1.0:
             self._load_tenants()  # a tenant created by `sandbox init` while we run
         return tenant in self._tenants
 

@@ -2,7 +2,7 @@
 
 `Translator.translate(cql, table, tenant)` returns a WHERE expression, an optional ORDER BY list and
 the bound parameters. Every CQL value is a bound `%s` parameter; field names reach SQL only through
-`schema.json_path` (quoted literals) after matching `name(.name)*`.
+`folio_layout.json_path` (quoted literals) after matching `name(.name)*`.
 
 Supported subset (what FOLIO clients and the PTF scripts send):
 - search clauses `index relation term` with relations `==`, `=`, `<>`, `<`, `>`, `<=`, `>=`, `all`, `any`,
@@ -43,7 +43,7 @@ from typing import NamedTuple, Union
 
 from psycopg import sql
 
-from folioperf.sandbox.schema import TENANT_ID, Index, Table, index_expression, json_path
+from folioperf.folio_layout import TENANT_ID, Index, Table, index_expression, json_path
 
 __all__ = ["CQLError", "Query", "Translator"]
 
@@ -73,7 +73,7 @@ _TOKEN = re.compile(
     re.X | re.S,
 )
 _PREFIX = re.compile(r"\s*query=(?![=<>])")  # the UI's `?query=query=(...)`
-_FIELD = re.compile(r"[A-Za-z0-9_]+(?:\.[A-Za-z0-9_]+)*\Z")  # what schema.json_path accepts
+_FIELD = re.compile(r"[A-Za-z0-9_]+(?:\.[A-Za-z0-9_]+)*\Z")  # what folio_layout.json_path accepts
 _MODIFIER = re.compile(r"[A-Za-z][\w.-]*\Z")
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\Z")
 _NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?\Z")

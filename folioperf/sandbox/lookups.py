@@ -19,8 +19,9 @@ import psycopg
 from psycopg import sql
 from psycopg.types.json import Jsonb
 
+from folioperf.folio_layout import Index, Table, index_expression
 from folioperf.sandbox import rules as circulation_rules
-from folioperf.sandbox.schema import BY_NAME, Index, Table, index_expression
+from folioperf.sandbox.schema import BY_NAME
 
 REFERENCE_TTL = 5.0
 LOAN, ITEM, USERS, REQUEST = BY_NAME["loan"], BY_NAME["item"], BY_NAME["users"], BY_NAME["request"]

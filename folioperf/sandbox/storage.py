@@ -22,8 +22,9 @@ import psycopg
 from psycopg import sql
 from psycopg.types.json import Jsonb
 
+from folioperf.folio_layout import Table
 from folioperf.sandbox import cql, validation
-from folioperf.sandbox.schema import BY_NAME, Table
+from folioperf.sandbox.schema import BY_NAME
 from folioperf.sandbox.web import (
     JSON,
     PATRON_UUID,

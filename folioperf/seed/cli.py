@@ -10,7 +10,7 @@ DEFAULT_POOL_LIMIT = 100_000
 
 
 def _tenant(value: str) -> str:
-    from folioperf.sandbox.schema import TENANT_ID
+    from folioperf.folio_layout import TENANT_ID
 
     if not TENANT_ID.match(value):
         raise argparse.ArgumentTypeError(
