@@ -227,7 +227,7 @@ def _prepare_data(dsn: str, tenant: str, ds: Any, scale: float, replace_mismatch
 def _pools_file(target: Endpoint, ds: Any, workflow: Any, directory: str) -> str | None:
     """The workflow's data pools, from the database when it is known, else through the API."""
     from folioperf.seed import datapools  # noqa: PLC0415
-    from folioperf.seed.cli import DEFAULT_POOL_LIMIT  # noqa: PLC0415
+    from folioperf.data_cli import DEFAULT_POOL_LIMIT  # noqa: PLC0415
     from folioperf.seed.dataset import WORKFLOW_DATASETS  # noqa: PLC0415
 
     if ds is None or workflow.name not in WORKFLOW_DATASETS or not workflow.pools:
