@@ -265,7 +265,7 @@ def _pools_file(target: Endpoint, units: list[Unit], directory: str) -> str | No
     get pools of their own (`<group>/<pool>`); groups running the same workflow split its pools."""
     from folioperf.pools import split  # noqa: PLC0415
     from folioperf.seed import datapools  # noqa: PLC0415
-    from folioperf.seed.cli import DEFAULT_POOL_LIMIT  # noqa: PLC0415
+    from folioperf.data_cli import DEFAULT_POOL_LIMIT  # noqa: PLC0415
     from folioperf.seed.dataset import WORKFLOW_DATASETS  # noqa: PLC0415
 
     wanted = [u for u in units if u.dataset is not None and u.workflow.name in WORKFLOW_DATASETS and u.workflow.pools]

@@ -2,7 +2,9 @@
 permissions, request ids, traces, CORS, FOLIO's gateway errors; folio-api.md §1) or, with `eureka`, Kong's and
 the module sidecars' (eureka.py), answering as the modules of one FOLIO release (releases.py).
 
-One `Sandbox` per process. Its database pool is opened in `start()`, after the process has forked.
+One `Sandbox` per process. Its database pool is opened in `start()`, after the process has forked. It
+holds the process's state, which handlers reach as `req.sandbox`: the pool, the CQL translations and the
+tenants' reference data (cql.Translator, lookups.References), tokens, tenants and principals.
 """
 
 from __future__ import annotations
@@ -20,23 +22,24 @@ import psycopg
 from psycopg import sql
 from psycopg_pool import ConnectionPool
 
-from folioperf import releases
+from folioperf import folio_layout, releases
 from folioperf.releases import Release
 from folioperf.sandbox import (
     auth,
     blocks,
     calendars,
     circulation,
+    cql,
     eureka,
     inventory,
     inventory_storage,
+    lookups,
     pages,
     patron,
     permissions,
     policies,
     reference,
     request_queue,
-    rules,
     schema,
     srs,
     storage,
@@ -90,7 +93,7 @@ def build_router(settings: Settings) -> Router:
         auth.register(router, expiry_login=settings.expiry_login)
     inventory.register(router)
     storage.register(router)
-    for module in (users, users_bl, permissions, inventory_storage, calendars, circulation, request_queue, rules, patron,
+    for module in (users, users_bl, permissions, inventory_storage, calendars, circulation, request_queue, patron,
                    blocks, pages, policies, srs):
         module.register(router)
     for register in settings.extra_modules:
@@ -122,6 +125,8 @@ class Sandbox:
         self.gateway: Gateway = eureka.Gateway(self) if settings.eureka else OkapiGateway(self)
         self.pool: ConnectionPool = None  # type: ignore[assignment]  # opened in start()
         self.tokens: auth.Tokens = None  # type: ignore[assignment]
+        self.translator = cql.Translator()
+        self.references = lookups.References()
         self._tenants: set[str] = set()
         self._tenants_checked = 0.0
         self._principals: dict[tuple[str, str], Principal] = {}
@@ -163,7 +168,7 @@ class Sandbox:
     def known_tenant(self, tenant: str) -> bool:
         if tenant in self._tenants:
             return True
-        if schema.TENANT_ID.match(tenant) and time.monotonic() - self._tenants_checked > 1.0:
+        if folio_layout.TENANT_ID.match(tenant) and time.monotonic() - self._tenants_checked > 1.0:
             self._load_tenants()  # a tenant created by `sandbox init` while we run
         return tenant in self._tenants
 

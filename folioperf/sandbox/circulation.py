@@ -221,7 +221,7 @@ def check_out(req: Request) -> Response:
     loan_date = parse_date(body.get("loanDate")) if body.get("loanDate") is not None else now()
     if loan_date is None:
         raise Unprocessable([error("loanDate is not a valid date-time", loanDate=body.get("loanDate"))], pretty=True)
-    tenant, actor = req.tenant, req.user_id
+    tenant, actor, references = req.tenant, req.user_id, req.sandbox.references
     errors: list[dict] = []
     if service_point is None:
         errors.append(error("Check out must be performed at a service point", servicePointId=service_point))
@@ -269,9 +269,9 @@ def check_out(req: Request) -> Response:
             if user is None:
                 raise Unprocessable(errors, pretty=True)
             location = lookups.item_location_id(item)
-            ref = lookups.reference(conn, tenant, need=("locations", location or ""))
+            ref = references.get(conn, tenant, need=("locations", location or ""))
             policies, rule = ref.rules.choose(ref.facts(item, user.get("patronGroup")))
-            policy = _loan_policy(conn, tenant, policies.get("l"))
+            policy = _loan_policy(conn, references, tenant, policies.get("l"))
             due = None
             if policy.get("loanable") is False:
                 entry = policy_error(policy, "Item is not loanable", itemBarcode=item_barcode)
@@ -325,8 +325,8 @@ def _valid_proxy(conn: psycopg.Connection, tenant: str, sponsor_id: str, proxy_i
     return False
 
 
-def _loan_policy(conn: psycopg.Connection, tenant: str, policy_id: str | None) -> dict:
-    ref = lookups.reference(conn, tenant, need=("loan_policies", policy_id or ""))
+def _loan_policy(conn: psycopg.Connection, references: lookups.References, tenant: str, policy_id: str | None) -> dict:
+    ref = references.get(conn, tenant, need=("loan_policies", policy_id or ""))
     policy = ref.loan_policies.get(policy_id or "")
     if policy is None:
         raise HttpError(500, f"Loan policy {policy_id} could not be found, please check circulation rules")
@@ -369,7 +369,7 @@ def check_in(req: Request) -> Response:
         state = request_queue.item_context(conn, tenant, item)
         loan, queue = state.loan, state.queue
         location = lookups.item_location_id(item)
-        ref = lookups.reference(conn, tenant, need=("locations", location or ""))
+        ref = req.sandbox.references.get(conn, tenant, need=("locations", location or ""))
         stamp = now()
         serves_home = ref.serves(service_point, location)
         drop: tuple[str, ...] = ("inTransitDestinationServicePointId",)
@@ -486,8 +486,9 @@ def _renew(req: Request, by_barcode: bool) -> Response:
         errors = blocks.action_errors(conn, tenant, user, manual, has_limits, "renewals")
         if lookups.user_is_inactive(user):
             errors.append(error("Cannot renew loan when user is inactive or expired", userId=user["id"]))
-        ref = lookups.reference(conn, tenant, need=("locations", lookups.item_location_id(item) or ""))
-        policy = _loan_policy(conn, tenant, ref.policies(item, user.get("patronGroup")).get("l"))
+        references = req.sandbox.references
+        ref = references.get(conn, tenant, need=("locations", lookups.item_location_id(item) or ""))
+        policy = _loan_policy(conn, references, tenant, ref.policies(item, user.get("patronGroup")).get("l"))
         first_type = queue[0].get("requestType") if queue else None
         errors += _renewal_errors(policy, loan, item, queue)
         stamp = now()
@@ -538,7 +539,7 @@ def renew_by_id(req: Request) -> Response:
     return _renew(req, by_barcode=False)
 
 
-def _storage_loan(conn: psycopg.Connection, tenant: str, record: dict, stored: dict | None) -> None:
+def _storage_loan(req: Request, conn: psycopg.Connection, record: dict, stored: dict | None) -> None:
     """mod-circulation-storage's LoanService: an open loan needs a user (422), loan and return dates must
     parse (400, every message on its own line)."""
     if (record.get("status") or {}).get("name", "").lower() == "open" and not record.get("userId"):

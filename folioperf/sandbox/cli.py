@@ -10,7 +10,7 @@ from folioperf.releases import RELEASES
 
 
 def _tenant(value: str) -> str:
-    from folioperf.sandbox.schema import TENANT_ID
+    from folioperf.folio_layout import TENANT_ID
 
     if not TENANT_ID.match(value):
         raise argparse.ArgumentTypeError(

@@ -1,8 +1,8 @@
 """CQL to PostgreSQL for the sandbox's RMB-style `(id uuid, jsonb jsonb)` tables.
 
-`translate(cql, table, tenant)` returns a WHERE expression, an optional ORDER BY list and the bound
-parameters. Every CQL value is a bound `%s` parameter; field names reach SQL only through
-`schema.json_path` (quoted literals) after matching `name(.name)*`.
+`Translator.translate(cql, table, tenant)` returns a WHERE expression, an optional ORDER BY list and
+the bound parameters. Every CQL value is a bound `%s` parameter; field names reach SQL only through
+`folio_layout.json_path` (quoted literals) after matching `name(.name)*`.
 
 Supported subset (what FOLIO clients and the PTF scripts send):
 - search clauses `index relation term` with relations `==`, `=`, `<>`, `<`, `>`, `<=`, `>=`, `all`, `any`,
@@ -30,8 +30,9 @@ Translation, as RMB's CQL2PgJSON does it:
 - `sortby` uses the index expression of an indexed field, so the index can serve the sort, and
   jsonb ordering otherwise (numbers sort numerically).
 
-Results are cached per (cql, table, tenant): the WHERE and ORDER BY come back as pre-rendered
-`sql.SQL` text, so composing them into a statement on the hot path is cheap.
+A `Translator` (the sandbox keeps one per process) caches results per (cql, table, tenant): the WHERE
+and ORDER BY come back as pre-rendered `sql.SQL` text, so composing them into a statement on the hot
+path is cheap.
 """
 
 from __future__ import annotations
@@ -42,9 +43,9 @@ from typing import NamedTuple, Union
 
 from psycopg import sql
 
-from folioperf.sandbox.schema import TENANT_ID, Index, Table, index_expression, json_path
+from folioperf.folio_layout import TENANT_ID, Index, Table, index_expression, json_path
 
-__all__ = ["CQLError", "Query", "translate"]
+__all__ = ["CQLError", "Query", "Translator"]
 
 
 class CQLError(ValueError):
@@ -56,11 +57,6 @@ class Query:
     where: sql.Composable  # a boolean SQL expression; TRUE for empty/None/cql.allRecords=1
     order_by: sql.Composable | None  # the ORDER BY list without the keywords, or None
     params: tuple  # bound values for the %s placeholders in where + order_by, in order
-
-
-def translate(cql: str | None, table: Table, tenant: str) -> Query:
-    """Parse `cql` and translate it for `table` in `tenant`'s schema; raises CQLError for invalid CQL."""
-    return _translate(cql, table, tenant)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -77,7 +73,7 @@ _TOKEN = re.compile(
     re.X | re.S,
 )
 _PREFIX = re.compile(r"\s*query=(?![=<>])")  # the UI's `?query=query=(...)`
-_FIELD = re.compile(r"[A-Za-z0-9_]+(?:\.[A-Za-z0-9_]+)*\Z")  # what schema.json_path accepts
+_FIELD = re.compile(r"[A-Za-z0-9_]+(?:\.[A-Za-z0-9_]+)*\Z")  # what folio_layout.json_path accepts
 _MODIFIER = re.compile(r"[A-Za-z][\w.-]*\Z")
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\Z")
 _NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?\Z")
@@ -538,14 +534,18 @@ class _Builder:
         return f"{column} = {self.bind(term)}::uuid" if _UUID.match(term) else "FALSE"
 
 
-# (id(table), tenant) -> _Target. The entry keeps its table alive, so the id cannot be reused by
-# another table while the entry exists; looking up by id avoids hashing the whole Table per call.
-_TARGETS: dict[tuple[int, str], _Target] = {}
+class Translator:
+    """Translates CQL for a table in a tenant's schema, keeping the latest translations of each."""
 
+    def __init__(self) -> None:
+        # (id(table), tenant) -> _Target. The entry keeps its table alive, so the id cannot be reused by
+        # another table while the entry exists; looking up by id avoids hashing the whole Table per call.
+        self._targets: dict[tuple[int, str], _Target] = {}
 
-def _translate(cql: str | None, table: Table, tenant: str) -> Query:
-    target = _TARGETS.get((id(table), tenant))
-    if target is None:
-        target = _TARGETS.setdefault((id(table), tenant), _Target(table, tenant))
-    query = target.queries.get(cql)
-    return query if query is not None else target.translate(cql)
+    def translate(self, cql: str | None, table: Table, tenant: str) -> Query:
+        """Parse `cql` and translate it for `table` in `tenant`'s schema; raises CQLError for invalid CQL."""
+        target = self._targets.get((id(table), tenant))
+        if target is None:
+            target = self._targets.setdefault((id(table), tenant), _Target(table, tenant))
+        query = target.queries.get(cql)
+        return query if query is not None else target.translate(cql)

@@ -152,7 +152,7 @@ def get_instances(req: Request) -> Response:
     limit = req.int_arg("limit", 10)
     offset = req.int_arg("offset", 0)
     with req.sandbox.pool.connection() as conn:
-        rows, total = select_page(conn, INSTANCE, req.tenant, req.arg("query"), limit, offset)
+        rows, total = select_page(conn, req.sandbox.translator, INSTANCE, req.tenant, req.arg("query"), limit, offset)
     return json_response({"instances": [instance_representation(json.loads(r), False) for r in rows], "totalRecords": total})
 
 

@@ -24,7 +24,7 @@ from psycopg import sql
 from folioperf.sandbox.schema import BY_NAME
 from folioperf.sandbox.storage import Collection, get_record, register_collection
 from folioperf.sandbox.validation import rmb_now
-from folioperf.sandbox.web import Router
+from folioperf.sandbox.web import Request, Router
 
 MODULE = "mod-inventory-storage"
 HRID_SEQUENCES = {"instance": "hrid_instances_seq", "holdings_record": "hrid_holdings_seq", "item": "hrid_items_seq"}
@@ -43,7 +43,8 @@ def next_hrid(conn: psycopg.Connection, tenant: str, table: str) -> str:
     return f"{prefix}{number:011d}" if settings.get("commonRetainLeadingZeroes", True) else f"{prefix}{number}"
 
 
-def _prepare_item(conn: psycopg.Connection, tenant: str, item: dict, stored: dict | None) -> None:
+def _prepare_item(req: Request, conn: psycopg.Connection, item: dict, stored: dict | None) -> None:
+    tenant = req.tenant
     if stored is None and not item.get("hrid"):
         item["hrid"] = next_hrid(conn, tenant, "item")
     status, old_status = item.get("status") or {}, (stored or {}).get("status") or {}
@@ -63,17 +64,17 @@ def _prepare_item(conn: psycopg.Connection, tenant: str, item: dict, stored: dic
     item["effectiveCallNumberComponents"] = {k: v for k, v in components.items() if v}
 
 
-def _prepare_holdings(conn: psycopg.Connection, tenant: str, holdings: dict, stored: dict | None) -> None:
+def _prepare_holdings(req: Request, conn: psycopg.Connection, holdings: dict, stored: dict | None) -> None:
     if stored is None and not holdings.get("hrid"):
-        holdings["hrid"] = next_hrid(conn, tenant, "holdings_record")
+        holdings["hrid"] = next_hrid(conn, req.tenant, "holdings_record")
     location = holdings.get("temporaryLocationId") or holdings.get("permanentLocationId")
     if location:
         holdings["effectiveLocationId"] = location
 
 
-def _prepare_instance(conn: psycopg.Connection, tenant: str, instance: dict, stored: dict | None) -> None:
+def _prepare_instance(req: Request, conn: psycopg.Connection, instance: dict, stored: dict | None) -> None:
     if stored is None and not instance.get("hrid"):
-        instance["hrid"] = next_hrid(conn, tenant, "instance")
+        instance["hrid"] = next_hrid(conn, req.tenant, "instance")
     if stored is None or instance.get("statusId") != stored.get("statusId"):
         now = datetime.now(timezone.utc)  # StatusUpdatedDateGenerator: yyyy-MM-dd'T'HH:mm:ss.SSSZ
         instance["statusUpdatedDate"] = now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}+0000"

@@ -1,7 +1,8 @@
 """What the circulation endpoints share: equality predicates in RMB's index expressions (so PostgreSQL
 uses the same indexes a real FOLIO database has, folio-api.md §6), item locking, dates in
-mod-circulation's format, and a per-process cache of the small reference tables every check-out and
-check-in consults (locations, service points, policies, fixed due date schedules, circulation rules).
+mod-circulation's format, and the cache of the small reference tables every check-out and check-in
+consults (locations, service points, policies, fixed due date schedules, circulation rules), which the
+sandbox keeps one of per process (`References`).
 
 The cache lives `REFERENCE_TTL` seconds, like mod-circulation's own rules cache: a rule or policy edited
 through the API is seen at once by the process that took the edit and within the TTL by the others.
@@ -18,8 +19,9 @@ import psycopg
 from psycopg import sql
 from psycopg.types.json import Jsonb
 
+from folioperf.folio_layout import Index, Table, index_expression
 from folioperf.sandbox import rules as circulation_rules
-from folioperf.sandbox.schema import BY_NAME, Index, Table, index_expression
+from folioperf.sandbox.schema import BY_NAME
 
 REFERENCE_TTL = 5.0
 LOAN, ITEM, USERS, REQUEST = BY_NAME["loan"], BY_NAME["item"], BY_NAME["users"], BY_NAME["request"]
@@ -221,18 +223,33 @@ _REFERENCE_TABLES = (
     ("schedules", "fixed_due_date_schedule"),
     ("rules_record", "circulation_rules"),
 )
-_references: dict[str, Reference] = {}
 
 
-def reference(conn: psycopg.Connection, tenant: str, *, need: tuple[str, str] | None = None) -> Reference:
-    """The tenant's cached reference data; reloaded after the TTL or when `need` = (attribute, id) is
-    missing (a record created since the last load)."""
-    cached = _references.get(tenant)
-    if cached is not None:
-        age = time.monotonic() - cached.loaded
-        missing = need is not None and bool(need[1]) and need[1] not in getattr(cached, need[0])
-        if age < (0.5 if missing else REFERENCE_TTL):  # a missing id reloads, at most twice a second
-            return cached
+class References:
+    """The tenants' reference data, each reloaded after the TTL or when a record it lacks is asked for."""
+
+    def __init__(self) -> None:
+        self._by_tenant: dict[str, Reference] = {}
+
+    def get(self, conn: psycopg.Connection, tenant: str, *, need: tuple[str, str] | None = None) -> Reference:
+        """The tenant's cached reference data; reloaded after the TTL or when `need` = (attribute, id) is
+        missing (a record created since the last load)."""
+        cached = self._by_tenant.get(tenant)
+        if cached is not None:
+            age = time.monotonic() - cached.loaded
+            missing = need is not None and bool(need[1]) and need[1] not in getattr(cached, need[0])
+            if age < (0.5 if missing else REFERENCE_TTL):  # a missing id reloads, at most twice a second
+                return cached
+        ref = _load(conn, tenant, cached)
+        self._by_tenant[tenant] = ref
+        return ref
+
+    def invalidate(self, tenant: str) -> None:
+        """Forget the tenant's data (a reference record was written): the next `get` reads it again."""
+        self._by_tenant.pop(tenant, None)
+
+
+def _load(conn: psycopg.Connection, tenant: str, previous: Reference | None) -> Reference:
     parts = sql.SQL(" UNION ALL ").join(
         sql.SQL("SELECT {name}, id::text, jsonb FROM {table}").format(name=sql.Literal(attr), table=BY_NAME[t].ident(tenant))
         for attr, t in _REFERENCE_TABLES
@@ -247,11 +264,6 @@ def reference(conn: psycopg.Connection, tenant: str, *, need: tuple[str, str] | 
     try:
         ref.rules = circulation_rules.parse(rules_text or "")
     except circulation_rules.RulesError:
-        if cached is not None:  # keep serving the last good rules (FOLIO refuses to store bad ones)
-            ref.rules = cached.rules
-    _references[tenant] = ref
+        if previous is not None:  # keep serving the last good rules (FOLIO refuses to store bad ones)
+            ref.rules = previous.rules
     return ref
-
-
-def invalidate(tenant: str) -> None:
-    _references.pop(tenant, None)

@@ -65,11 +65,12 @@ def hold(request: dict) -> dict:
         "patronComments": request.get("patronComments")}.items() if v is not None}
 
 
-def _place(req: Request, create: Callable[[psycopg.Connection, str, dict, str | None], str], body: dict) -> Response:
+def _place(req: Request, create: Callable[[psycopg.Connection, lookups.References, str, dict, str | None], str],
+           body: dict) -> Response:
     """Run mod-circulation's request creation and answer as mod-patron does."""
     try:
         with req.sandbox.pool.connection() as conn, conn.transaction():
-            request_id = create(conn, req.tenant, body, req.user_id)
+            request_id = create(conn, req.sandbox.references, req.tenant, body, req.user_id)
             created = request_queue.request_by_id(conn, req.tenant, request_id)
     except Unprocessable as exc:
         return json_response({"errors": exc.errors}, 422)
@@ -106,7 +107,7 @@ def item_hold(req: Request) -> Response:
         if user is None:
             raise HttpError(404, "User not found")
         item = item[0]
-        ref = lookups.reference(conn, req.tenant, need=("locations", lookups.item_location_id(item) or ""))
+        ref = req.sandbox.references.get(conn, req.tenant, need=("locations", lookups.item_location_id(item) or ""))
         policy = ref.request_policies.get(ref.policies(item, user.get("patronGroup")).get("r") or "") or {}
     status = (item.get("status") or {}).get("name")
     request_type = next((t for t in policy.get("requestTypes") or () if status in ALLOWED_STATUSES.get(t, ())), None)
@@ -140,7 +141,7 @@ def account(req: Request) -> Response:
     includeHolds, includeCharges), `limit`/`offset` applied to each list, with mod-patron's queries."""
     patron_id = _path_uuid(req, "id")
     limit, offset = req.int_arg("limit", 10), req.int_arg("offset", 0)
-    tenant = req.tenant
+    tenant, translator = req.tenant, req.sandbox.translator
     open_loans = f"(userId=={patron_id} and status.name==Open)"
     open_requests = f"(requesterId=={patron_id} and status==Open*)"
     with req.sandbox.pool.connection() as conn:
@@ -148,14 +149,14 @@ def account(req: Request) -> Response:
             raise HttpError(404, "User not found")
         loans, holds = [], []
         if _flag(req, "includeLoans") and limit:
-            q = cql.translate(open_loans, LOAN, tenant)
+            q = translator.translate(open_loans, LOAN, tenant)
             loans = loans_view(conn, tenant, q.where, q.params, q.order_by, limit, offset)
         if _flag(req, "includeHolds") and limit:
-            q = cql.translate(open_requests, REQUEST, tenant)
+            q = translator.translate(open_requests, REQUEST, tenant)
             holds = request_queue.requests_view(conn, tenant, q.where, q.params, q.order_by, limit, offset)
-        total_loans = select_page(conn, LOAN, tenant, open_loans, 0, 0)[1]
-        total_holds = select_page(conn, REQUEST, tenant, open_requests, 0, 0)[1]
-        charges = _charges(conn, tenant, f"(userId=={patron_id} and status.name==Open)")
+        total_loans = select_page(conn, translator, LOAN, tenant, open_loans, 0, 0)[1]
+        total_holds = select_page(conn, translator, REQUEST, tenant, open_requests, 0, 0)[1]
+        charges = _charges(conn, translator, tenant, f"(userId=={patron_id} and status.name==Open)")
     stamp = now()
     return json_response({
         "id": patron_id,
@@ -169,8 +170,8 @@ def account(req: Request) -> Response:
     })
 
 
-def _charges(conn: psycopg.Connection, tenant: str, query: str) -> list[dict]:
-    rows, _ = select_page(conn, ACCOUNTS, tenant, query, 10_000, 0)
+def _charges(conn: psycopg.Connection, translator: cql.Translator, tenant: str, query: str) -> list[dict]:
+    rows, _ = select_page(conn, translator, ACCOUNTS, tenant, query, 10_000, 0)
     charges = []
     for text in rows:
         a = json.loads(text)

@@ -34,7 +34,8 @@ def get_permission_users(req: Request) -> Response:
     if start != 1:
         offset = max(start - 1, 0)
     with req.sandbox.pool.connection() as conn:
-        rows, total = select_page(conn, PERMISSIONS_USERS, req.tenant, req.arg("query"), limit, offset, SCHEMA)
+        rows, total = select_page(conn, req.sandbox.translator, PERMISSIONS_USERS, req.tenant, req.arg("query"), limit,
+                                  offset, SCHEMA)
     return raw_json(collection_body("permissionUsers", rows, total, result_info=True))
 
 

@@ -1,5 +1,7 @@
 """Loan policy arithmetic (due dates for check-out, renewal and recall; mod-circulation
-`domain/policy/LoanPolicy.java`, folio-api.md §5.1 step 10, §5.3, §5.4) and the policy storage endpoints.
+`domain/policy/LoanPolicy.java`, folio-api.md §5.1 step 10, §5.3, §5.4), the policy storage endpoints, and
+the circulation rules' endpoints (`/circulation/rules`, its policy lookups, `/circulation-rules-storage`).
+A write through any of them makes this process reload its reference data (lookups.References).
 
 Simplifications, on purpose: there is no calendar (mod-calendar), so closed-library due date management
 is not applied; long-term periods (Days, Weeks, Months) end at 23:59:59 of the due day and short-term
@@ -10,13 +12,19 @@ UTC (the sandbox's `localeSettings`). A Rolling policy limited by a fixed schedu
 from __future__ import annotations
 
 import calendar
+import uuid
 from datetime import datetime, timedelta
 
 import psycopg
+from psycopg import sql
+from psycopg.types.json import Jsonb
 
-from folioperf.sandbox.lookups import invalidate, parse_date
+from folioperf.sandbox import validation
+from folioperf.sandbox.lookups import parse_date
+from folioperf.sandbox.rules import RulesError, parse
+from folioperf.sandbox.schema import BY_NAME
 from folioperf.sandbox.storage import Collection, register_collection
-from folioperf.sandbox.web import Router, error
+from folioperf.sandbox.web import UUID, HttpError, Request, Response, Router, error, json_response, no_content
 
 class PolicyError(Exception):
     """A due date the policy cannot give; `entry` is the FOLIO error entry."""
@@ -108,9 +116,9 @@ def recall_due_date(policy: dict, loan: dict, now: datetime) -> datetime | None:
     return proposed if proposed < current else None
 
 
-def _fresh(conn: psycopg.Connection, tenant: str, record: dict, stored: dict | None) -> None:
+def _fresh(req: Request, conn: psycopg.Connection, record: dict, stored: dict | None) -> None:
     """This process forgets its cached policies on an edit (other processes within lookups.REFERENCE_TTL)."""
-    invalidate(tenant)
+    req.sandbox.references.invalidate(req.tenant)
 
 
 CIRC_STORAGE = "mod-circulation-storage"
@@ -130,6 +138,79 @@ COLLECTIONS: tuple[Collection, ...] = (
 )
 
 
+# -- circulation rules ---------------------------------------------------------------------------------
+_LOOKUPS = {  # path suffix -> (policy type letter, response key)
+    "loan-policy": ("l", "loanPolicyId"),
+    "request-policy": ("r", "requestPolicyId"),
+    "notice-policy": ("n", "noticePolicyId"),
+    "overdue-fine-policy": ("o", "overdueFinePolicyId"),
+    "lost-item-policy": ("i", "lostItemPolicyId"),
+}
+_PARAMS = ("item_type_id", "loan_type_id", "patron_type_id", "location_id")
+
+
+def _get_rules(req: Request) -> Response:
+    with req.sandbox.pool.connection() as conn:
+        record = req.sandbox.references.get(conn, req.tenant).rules_record
+    return json_response({"id": record.get("id"), "rulesAsText": record.get("rulesAsText", "")})
+
+
+def _put_rules(req: Request) -> Response:
+    """Store a new rules text after checking it parses (422 `{message, line, column}` otherwise);
+    mod-circulation-storage's own endpoint first checks the body against its schema."""
+    body = req.json()
+    if req.route is not None and req.route.module == "mod-circulation-storage":
+        body = validation.validate("mod-circulation-storage/circulation_rules", body)
+    text = body.get("rulesAsText")
+    if not isinstance(text, str):
+        return json_response({"message": "rulesAsText is required", "line": 1, "column": 1}, 422)
+    try:
+        parse(text)
+    except RulesError as exc:
+        return json_response({"message": exc.message, "line": exc.line, "column": exc.column}, 422)
+    table = BY_NAME["circulation_rules"].ident(req.tenant)
+    with req.sandbox.pool.connection() as conn:
+        with conn.transaction():
+            row = conn.execute(sql.SQL("SELECT id FROM {} LIMIT 1 FOR UPDATE").format(table)).fetchone()
+            if row is None:
+                rid = str(uuid.uuid4())
+                conn.execute(sql.SQL("INSERT INTO {} (id, jsonb) VALUES (%s, %s)").format(table), (rid, Jsonb({"id": rid, "rulesAsText": text})))
+            else:
+                conn.execute(sql.SQL("UPDATE {} SET jsonb = jsonb || %s WHERE id = %s").format(table), (Jsonb({"rulesAsText": text}), row[0]))
+    req.sandbox.references.invalidate(req.tenant)
+    return no_content()
+
+
+def _lookup(letter: str, key: str):
+    def handler(req: Request) -> Response:
+        for name in _PARAMS:
+            value = req.arg(name)
+            if not value:
+                raise HttpError(400, f"required query parameter missing: {name}")
+            if not UUID.match(value):
+                raise HttpError(400, f"invalid {name}: {value} is not a UUID")
+        with req.sandbox.pool.connection() as conn:
+            ref = req.sandbox.references.get(conn, req.tenant, need=("locations", req.arg("location_id") or ""))
+        location = ref.locations.get(req.arg("location_id") or "")
+        if location is None:
+            raise HttpError(404, f"Location does not exist: {req.arg('location_id')}")
+        facts = {"m": req.arg("item_type_id"), "t": req.arg("loan_type_id"), "g": req.arg("patron_type_id"),
+                 "s": req.arg("location_id"), "c": location.get("libraryId"), "b": location.get("campusId"),
+                 "a": location.get("institutionId")}
+        policies, rule = ref.rules.choose(facts)
+        kinds = rule.kinds() if rule else set()
+        return json_response({key: policies.get(letter), "appliedRuleConditions": {
+            "materialTypeMatch": "m" in kinds, "loanTypeMatch": "t" in kinds, "patronGroupMatch": "g" in kinds}})
+
+    return handler
+
+
 def register(router: Router) -> None:
+    router.add("GET", "/circulation/rules", _get_rules, "mod-circulation", "circulation.rules.get")
+    router.add("PUT", "/circulation/rules", _put_rules, "mod-circulation", "circulation.rules.put")
+    router.add("GET", "/circulation-rules-storage", _get_rules, "mod-circulation-storage", "circulation-storage.circulation-rules.get")
+    router.add("PUT", "/circulation-rules-storage", _put_rules, "mod-circulation-storage", "circulation-storage.circulation-rules.put")
+    for suffix, (letter, key) in _LOOKUPS.items():
+        router.add("GET", f"/circulation/rules/{suffix}", _lookup(letter, key), "mod-circulation", f"circulation.rules.{suffix}.get")
     for c in COLLECTIONS:
         register_collection(router, c)

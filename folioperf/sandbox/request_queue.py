@@ -280,7 +280,8 @@ def _requester(conn: psycopg.Connection, tenant: str, requester_id: str | None) 
     return Requester(user, manual, has_limits)
 
 
-def create_item_request(conn: psycopg.Connection, tenant: str, body: dict, actor: str | None) -> str:
+def create_item_request(conn: psycopg.Connection, references: lookups.References, tenant: str, body: dict,
+                        actor: str | None) -> str:
     """POST /circulation/requests in the caller's transaction; returns the new id or raises the 422."""
     draft = Draft.from_body(body)
     request_type = body.get("requestType")
@@ -295,7 +296,7 @@ def create_item_request(conn: psycopg.Connection, tenant: str, body: dict, actor
         errors.append(error("Item does not exist", itemId=item_id))
     if errors or item is None:
         raise Unprocessable(errors, pretty=True)
-    ref = lookups.reference(conn, tenant, need=("locations", lookups.item_location_id(item) or ""))
+    ref = references.get(conn, tenant, need=("locations", lookups.item_location_id(item) or ""))
     ctx = item_context(conn, tenant, item)
     requester = _requester(conn, tenant, draft.requester_id)
     errors = _validate(conn, tenant, ref, draft, ctx, requester, request_type)
@@ -316,7 +317,8 @@ def _instance_items(conn: psycopg.Connection, tenant: str, instance_id: str) -> 
     return [r[0] for r in rows]
 
 
-def create_instance_request(conn: psycopg.Connection, tenant: str, body: dict, actor: str | None) -> str:
+def create_instance_request(conn: psycopg.Connection, references: lookups.References, tenant: str, body: dict,
+                            actor: str | None) -> str:
     """POST /circulation/requests/instances with TLR off (folio-api.md §4.6, §5.4): order the instance's
     items, try Page, Recall, Hold on each, keep the first that succeeds; else 422 with every error."""
     errors = []
@@ -336,7 +338,7 @@ def create_instance_request(conn: psycopg.Connection, tenant: str, body: dict, a
     items = _instance_items(conn, tenant, instance_id) if isinstance(instance_id, str) and UUID.match(instance_id) else []
     if not items:
         raise Unprocessable([error("Cannot create request objects when items list is null or empty", instanceId=instance_id)], pretty=True)
-    ref = lookups.reference(conn, tenant)
+    ref = references.get(conn, tenant)
     contexts = [item_context(conn, tenant, item) for item in items]
     requester = _requester(conn, tenant, draft.requester_id)
     collected: list[dict] = []
@@ -418,14 +420,14 @@ def _created(conn: psycopg.Connection, tenant: str, request_id: str) -> Response
 def _post_request(req: Request) -> Response:
     body = req.json()
     with req.sandbox.pool.connection() as conn, conn.transaction():
-        request_id = create_item_request(conn, req.tenant, body, req.user_id)
+        request_id = create_item_request(conn, req.sandbox.references, req.tenant, body, req.user_id)
         return _created(conn, req.tenant, request_id)
 
 
 def _post_instance_request(req: Request) -> Response:
     body = req.json()
     with req.sandbox.pool.connection() as conn, conn.transaction():
-        request_id = create_instance_request(conn, req.tenant, body, req.user_id)
+        request_id = create_instance_request(conn, req.sandbox.references, req.tenant, body, req.user_id)
         return _created(conn, req.tenant, request_id)
 
 

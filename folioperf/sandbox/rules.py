@@ -1,5 +1,5 @@
-"""Circulation rules: FOLIO's rules language (mod-circulation `doc/circulationrules.md`) and the
-`/circulation/rules` endpoints that choose policies with it.
+"""Circulation rules: FOLIO's rules language (mod-circulation `doc/circulationrules.md`), parsed into
+`Rules` that choose the policies of an item and a patron group (the endpoints are in policies.py).
 
     priority: t, s, c, b, a, m, g
     fallback-policy: l <loan> r <request> n <notice> o <overdue> i <lost-item>
@@ -21,15 +21,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-
-import uuid
-
-from psycopg import sql
-from psycopg.types.json import Jsonb
-
-from folioperf.sandbox import lookups, validation
-from folioperf.sandbox.schema import BY_NAME
-from folioperf.sandbox.web import UUID, HttpError, Request, Response, Router, json_response, no_content
 
 CRITERIUM_TYPES = "tmgabcs"
 LOCATION_TYPES = frozenset("abcs")
@@ -199,79 +190,3 @@ def parse(text: str) -> Rules:
     if regulations is not None:
         parsed.regulations = regulations
     return parsed
-
-
-# -- endpoints ----------------------------------------------------------------------------------------
-_LOOKUPS = {  # path suffix -> (policy type letter, response key)
-    "loan-policy": ("l", "loanPolicyId"),
-    "request-policy": ("r", "requestPolicyId"),
-    "notice-policy": ("n", "noticePolicyId"),
-    "overdue-fine-policy": ("o", "overdueFinePolicyId"),
-    "lost-item-policy": ("i", "lostItemPolicyId"),
-}
-_PARAMS = ("item_type_id", "loan_type_id", "patron_type_id", "location_id")
-
-
-def _get_rules(req: Request) -> Response:
-    with req.sandbox.pool.connection() as conn:
-        record = lookups.reference(conn, req.tenant).rules_record
-    return json_response({"id": record.get("id"), "rulesAsText": record.get("rulesAsText", "")})
-
-
-def _put_rules(req: Request) -> Response:
-    """Store a new rules text after checking it parses (422 `{message, line, column}` otherwise);
-    mod-circulation-storage's own endpoint first checks the body against its schema."""
-    body = req.json()
-    if req.route is not None and req.route.module == "mod-circulation-storage":
-        body = validation.validate("mod-circulation-storage/circulation_rules", body)
-    text = body.get("rulesAsText")
-    if not isinstance(text, str):
-        return json_response({"message": "rulesAsText is required", "line": 1, "column": 1}, 422)
-    try:
-        parse(text)
-    except RulesError as exc:
-        return json_response({"message": exc.message, "line": exc.line, "column": exc.column}, 422)
-    table = BY_NAME["circulation_rules"].ident(req.tenant)
-    with req.sandbox.pool.connection() as conn:
-        with conn.transaction():
-            row = conn.execute(sql.SQL("SELECT id FROM {} LIMIT 1 FOR UPDATE").format(table)).fetchone()
-            if row is None:
-                rid = str(uuid.uuid4())
-                conn.execute(sql.SQL("INSERT INTO {} (id, jsonb) VALUES (%s, %s)").format(table), (rid, Jsonb({"id": rid, "rulesAsText": text})))
-            else:
-                conn.execute(sql.SQL("UPDATE {} SET jsonb = jsonb || %s WHERE id = %s").format(table), (Jsonb({"rulesAsText": text}), row[0]))
-    lookups.invalidate(req.tenant)
-    return no_content()
-
-
-def _lookup(letter: str, key: str):
-    def handler(req: Request) -> Response:
-        for name in _PARAMS:
-            value = req.arg(name)
-            if not value:
-                raise HttpError(400, f"required query parameter missing: {name}")
-            if not UUID.match(value):
-                raise HttpError(400, f"invalid {name}: {value} is not a UUID")
-        with req.sandbox.pool.connection() as conn:
-            ref = lookups.reference(conn, req.tenant, need=("locations", req.arg("location_id") or ""))
-        location = ref.locations.get(req.arg("location_id") or "")
-        if location is None:
-            raise HttpError(404, f"Location does not exist: {req.arg('location_id')}")
-        facts = {"m": req.arg("item_type_id"), "t": req.arg("loan_type_id"), "g": req.arg("patron_type_id"),
-                 "s": req.arg("location_id"), "c": location.get("libraryId"), "b": location.get("campusId"),
-                 "a": location.get("institutionId")}
-        policies, rule = ref.rules.choose(facts)
-        kinds = rule.kinds() if rule else set()
-        return json_response({key: policies.get(letter), "appliedRuleConditions": {
-            "materialTypeMatch": "m" in kinds, "loanTypeMatch": "t" in kinds, "patronGroupMatch": "g" in kinds}})
-
-    return handler
-
-
-def register(router: Router) -> None:
-    router.add("GET", "/circulation/rules", _get_rules, "mod-circulation", "circulation.rules.get")
-    router.add("PUT", "/circulation/rules", _put_rules, "mod-circulation", "circulation.rules.put")
-    router.add("GET", "/circulation-rules-storage", _get_rules, "mod-circulation-storage", "circulation-storage.circulation-rules.get")
-    router.add("PUT", "/circulation-rules-storage", _put_rules, "mod-circulation-storage", "circulation-storage.circulation-rules.put")
-    for suffix, (letter, key) in _LOOKUPS.items():
-        router.add("GET", f"/circulation/rules/{suffix}", _lookup(letter, key), "mod-circulation", f"circulation.rules.{suffix}.get")

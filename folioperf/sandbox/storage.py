@@ -22,8 +22,9 @@ import psycopg
 from psycopg import sql
 from psycopg.types.json import Jsonb
 
+from folioperf.folio_layout import Table
 from folioperf.sandbox import cql, validation
-from folioperf.sandbox.schema import BY_NAME, Table
+from folioperf.sandbox.schema import BY_NAME
 from folioperf.sandbox.web import (
     JSON,
     PATRON_UUID,
@@ -59,12 +60,12 @@ def record_text(schema: str | None) -> sql.Composable:
 
 
 def select_page(
-    conn: psycopg.Connection, table: Table, tenant: str, query: str | None, limit: int, offset: int,
-    schema: str | None = None,
+    conn: psycopg.Connection, translator: cql.Translator, table: Table, tenant: str, query: str | None, limit: int,
+    offset: int, schema: str | None = None,
 ) -> tuple[list[str], int]:
     """(record texts of one page, totalRecords) for a CQL query; `schema` adds its defaults to each record."""
     try:
-        q = cql.translate(query, table, tenant)
+        q = translator.translate(query, table, tenant)
     except cql.CQLError as exc:
         raise HttpError(400, str(exc)) from None
     order = sql.SQL(" ORDER BY {}").format(q.order_by) if q.order_by is not None else sql.SQL("")
@@ -83,7 +84,7 @@ def view_page(req: Request, table: Table, view: Callable[..., list]) -> tuple[li
     and totalRecords, counted only when the page itself cannot tell it."""
     limit, offset = req.int_arg("limit", 10), req.int_arg("offset", 0)
     try:
-        q = cql.translate(req.arg("query"), table, req.tenant)
+        q = req.sandbox.translator.translate(req.arg("query"), table, req.tenant)
     except cql.CQLError as exc:
         raise HttpError(400, str(exc)) from None
     with req.sandbox.pool.connection() as conn:
@@ -232,7 +233,7 @@ class Collection:
     module: str
     permission: str  # prefix, e.g. "users" → users.collection.get, users.item.post, ...
     default_limit: int = 10
-    prepare: Callable[[psycopg.Connection, str, dict, dict | None], None] | None = None  # (conn, tenant, new, stored)
+    prepare: Callable[[Request, psycopg.Connection, dict, dict | None], None] | None = None  # (req, conn, new, stored)
     writable: bool = True
     result_info: bool = False  # the module sends resultInfo (PgUtil.streamGet does)
     schema: str | None = None
@@ -251,7 +252,8 @@ def _collection_get(c: Collection) -> Callable[[Request], Response]:
         limit = req.int_arg("limit", c.default_limit)
         offset = req.int_arg("offset", 0)
         with req.sandbox.pool.connection() as conn:
-            rows, total = select_page(conn, table, req.tenant, req.arg("query"), limit, offset, c.schema_name)
+            rows, total = select_page(conn, req.sandbox.translator, table, req.tenant, req.arg("query"), limit, offset,
+                                      c.schema_name)
         return raw_json(collection_body(c.key, rows, total, c.result_info))
 
     return handler
@@ -289,7 +291,7 @@ def _item_post(c: Collection) -> Callable[[Request], Response]:
         record = validation.validate(c.schema_name, req.json())
         with req.sandbox.pool.connection() as conn:
             if c.prepare:
-                c.prepare(conn, req.tenant, record, None)
+                c.prepare(req, conn, record, None)
             stored = insert_record(conn, table, req.tenant, record, req.user_id)
         return Response(201, dumps(stored), JSON, [("Location", stored["id"])])  # RMB's PgUtil.post: the bare id
 
@@ -309,7 +311,7 @@ def _item_put(c: Collection) -> Callable[[Request], Response]:
             if stored is None:
                 raise HttpError(404, "Not found")
             if c.prepare:
-                c.prepare(conn, req.tenant, record, stored)
+                c.prepare(req, conn, record, stored)
             update_record(conn, table, req.tenant, record_id, record, req.user_id)
         return no_content()
 

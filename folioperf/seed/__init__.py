@@ -9,5 +9,7 @@
 - `marker`: which dataset was seeded where, at which scale.
 - `seeding`, `cleanup`, `reset`: `seed` and `reset` in one transaction each.
 - `datapools`, `okapi_reader`: `pools` from the database or through the APIs.
-- `cli`, `commands`: the sub-commands' arguments and handlers.
+
+The sub-commands' arguments and handlers are folioperf/data_cli.py and folioperf/data_commands.py. FOLIO's
+table layout comes from folioperf/folio_layout.py: this package never imports the sandbox.
 """

@@ -68,7 +68,7 @@ WORKFLOW_DATASETS = {"check-in-check-out": "cico", "renew": "renewals", "holds":
 
 @dataclass(frozen=True)
 class RefType:
-    table: str  # the FOLIO table (folioperf.sandbox.schema catalog name)
+    table: str  # the FOLIO table (folioperf.folio_layout catalog name)
     key: str  # the natural key, unique in FOLIO
 
 

@@ -26,6 +26,7 @@ from datetime import datetime, timedelta, timezone
 from functools import cached_property
 from typing import Callable, Iterator
 
+from folioperf.folio_layout import BY_NAME
 from folioperf.seed.dataset import Counts, Dataset
 
 EMAIL_CONTACT = "002"  # preferredContactTypeId "Email", as PTF's Users.sql sets
@@ -200,8 +201,6 @@ class Generator:
     # -- row encoding ------------------------------------------------------------------------------
     def rmb_encoder(self, key: str) -> Callable[[dict], str]:
         """COPY line of an RMB record for the table's planned columns (what RMB's triggers would fill)."""
-        from folioperf.sandbox.schema import BY_NAME
-
         fks = {fk.column: fk.field for fk in BY_NAME[key].foreign_keys}
         parts: list[Callable[[dict], str]] = []
         for column in self.columns[key]:

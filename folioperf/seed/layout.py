@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 import psycopg
 from psycopg import sql
 
+from folioperf import folio_layout
 from folioperf.errors import FolioperfError
-from folioperf.sandbox import schema
 from folioperf.seed.generate import SRS_RECORD_COLUMNS
 
 REQUIRED_MODULES = ("mod_users", "mod_inventory_storage", "mod_circulation_storage")
@@ -28,7 +28,7 @@ OPTIONAL_MODULES = (
     "mod_configuration",
 )
 
-# tables outside the sandbox's RMB catalog that folioperf writes or cleans: key → (module, table)
+# tables outside FOLIO's RMB catalog (folio_layout) that folioperf writes or cleans: key → (module, table)
 OTHER_TABLES = {
     "audit_loan": ("mod_circulation_storage", "audit_loan"),
     "feefineactions": ("mod_feesfines", "feefineactions"),
@@ -122,14 +122,14 @@ class Layout:
 def _location(key: str) -> tuple[str, str]:
     if key in OTHER_TABLES:
         return OTHER_TABLES[key]
-    return schema.BY_NAME[key].module, key
+    return folio_layout.BY_NAME[key].module, key
 
 
 def _known(key: str) -> tuple[set[str], set[str], tuple[str, ...]] | None:
     """(INSERT triggers, columns, extra columns left NULL) folioperf reproduces for an RMB table, or None."""
     if key == "audit_loan":
         return set(), {"id", "jsonb"}, ()
-    table = schema.BY_NAME.get(key)
+    table = folio_layout.BY_NAME.get(key)
     if table is None:
         return None
     triggers = {"set_id_in_jsonb", f"set_{key}_md_trigger", f"update_{key}_references", f"set_{key}_ol_version_trigger",
@@ -166,7 +166,7 @@ def inspect(conn: psycopg.Connection, tenant: str, dsn_label: str) -> Layout:
     ).fetchall()
     by_place = {(s, t): rest for s, t, *rest in rows}
     tables: dict[str, TableInfo] = {}
-    for key in [*schema.BY_NAME, *OTHER_TABLES]:
+    for key in [*folio_layout.BY_NAME, *OTHER_TABLES]:
         module, name = _location(key)
         found = by_place.get((f"{tenant}_{module}", name))
         if found:

@@ -17,7 +17,7 @@ import psycopg
 from psycopg import sql
 from psycopg.types.json import Jsonb
 
-from folioperf.sandbox import schema
+from folioperf import folio_layout
 from folioperf.seed.dataset import REFERENCE_LINKS, RECORD_REFERENCES, REFERENCE_TYPES, Dataset
 from folioperf.seed.layout import Layout
 
@@ -68,7 +68,7 @@ def resolve(conn: psycopg.Connection, layout: Layout, ds: Dataset, now: str) -> 
         info = layout.get(rtype.table)
         if info is None:
             continue  # e.g. a tenant without mod-feesfines: loans still carry the policy ids
-        unique = [ix.field for ix in schema.BY_NAME[rtype.table].indexes if ix.unique]
+        unique = [ix.field for ix in folio_layout.BY_NAME[rtype.table].indexes if ix.unique]
         for record in records:
             record = _substitute(record, mapping)
             found = conn.execute(sql.SQL("SELECT id::text FROM {} WHERE id = %s").format(info.ident), (record["id"],)).fetchone()

@@ -186,6 +186,24 @@ def test_short_term_due_date_is_exact(folio_sandbox, admin_token):
     assert (loan["loanDate"], loan["dueDate"]) == ("2030-05-01T10:15:00.000Z", "2030-05-01T12:15:00.000Z")
 
 
+def test_an_edited_loan_policy_applies_to_the_next_check_out(folio_sandbox, admin_token):
+    """The sandbox process that takes a policy edit forgets its cached reference data at once, not after its TTL."""
+    api = _api(folio_sandbox, admin_token)
+    policy = api.loan_policy(loansPolicy={"profileId": "Rolling", "period": {"duration": 2, "intervalId": "Hours"}})
+    material = api.material_type()
+
+    def due_date() -> str:
+        return api.post("/circulation/check-out-by-barcode", {
+            "itemBarcode": api.item(material=material["id"])["barcode"], "userBarcode": api.user()["barcode"],
+            "loanDate": "2030-05-01T10:15:00.000Z", "servicePointId": CIRC_DESK_1}).json()["dueDate"]
+
+    with api.rule(f"m {material['id']}", policy["id"]):
+        assert due_date() == "2030-05-01T12:15:00.000Z"
+        edited = {**policy, "loansPolicy": {**policy["loansPolicy"], "period": {"duration": 5, "intervalId": "Hours"}}}
+        assert api.put(f"/loan-policy-storage/loan-policies/{policy['id']}", edited).status_code == 204
+        assert due_date() == "2030-05-01T15:15:00.000Z"
+
+
 def test_fixed_due_date_schedule(folio_sandbox, admin_token):
     api = _api(folio_sandbox, admin_token)
     schedule = api.created("/fixed-due-date-schedule-storage/fixed-due-date-schedules", {

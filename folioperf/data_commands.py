@@ -1,5 +1,6 @@
-"""Handlers of `folioperf seed|reset|pools`: call the work, print what happened (progress on stderr,
-the summary on stdout)."""
+"""Handlers of `folioperf seed|reset|pools`: call the seeding library (folioperf/seed/), print what
+happened (progress on stderr, the summary on stdout). Like `folioperf run`, `folioperf seed` sets a
+database it had to create up as the sandbox's, so these handlers sit above both the seeder and the sandbox."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from folioperf import db
+from folioperf.config import DEFAULT_ADMIN_PASSWORD, DEFAULT_ADMIN_USER
 from folioperf.errors import FolioperfError
 from folioperf.seed import dataset as dataset_mod
 from folioperf.seed.seeding import Outcome
@@ -77,7 +79,6 @@ def seed(args: argparse.Namespace) -> int:
 
 def _init_sandbox_database(dsn: str, tenant: str) -> None:
     """A database that did not exist is no FOLIO's: set it up as the sandbox's, as `folioperf run` does."""
-    from folioperf.config import DEFAULT_ADMIN_PASSWORD, DEFAULT_ADMIN_USER
     from folioperf.sandbox import reference
 
     note = reference.init_database(dsn, [tenant], DEFAULT_ADMIN_USER, DEFAULT_ADMIN_PASSWORD)

@@ -1,4 +1,5 @@
-"""`folioperf seed|reset|pools`: arguments here, work in `folioperf.seed.commands` (imported when chosen)."""
+"""`folioperf seed|reset|pools`, the commands of a tenant's test data: arguments here, the handlers in
+data_commands.py (imported when chosen), the work in the seeding library (folioperf/seed/)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ DEFAULT_POOL_LIMIT = 100_000
 
 
 def _tenant(value: str) -> str:
-    from folioperf.sandbox.schema import TENANT_ID
+    from folioperf.folio_layout import TENANT_ID
 
     if not TENANT_ID.match(value):
         raise argparse.ArgumentTypeError(
@@ -60,7 +61,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     seed.add_argument("--scale", type=_scale, default=1.0, metavar="F",
                       help="multiply the dataset's counts (users, instances, borrowers, requests) by F (default 1)")
     seed.add_argument("--replace", action="store_true", help="delete the dataset's records (and their loans, requests, ...) first")
-    seed.set_defaults(handler="folioperf.seed.commands:seed")
+    seed.set_defaults(handler="folioperf.data_commands:seed")
 
     reset = sub.add_parser(
         "reset", help="restore a seeded dataset between runs (PTF's restore scripts, scoped to the dataset)",
@@ -72,7 +73,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     _db(reset)
     reset.add_argument("--scale", type=_scale, default=None, metavar="F",
                        help="the scale the dataset was seeded at (default: as recorded by `folioperf seed`, else 1)")
-    reset.set_defaults(handler="folioperf.seed.commands:reset")
+    reset.set_defaults(handler="folioperf.data_commands:reset")
 
     pools = sub.add_parser(
         "pools", help="write the data pools a workflow draws from (users, items, instances, service points)",
@@ -90,4 +91,4 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     pools.add_argument("-o", "--output", required=True, metavar="FILE", help="the pools file to write (JSON)")
     pools.add_argument("--limit", type=_limit, default=DEFAULT_POOL_LIMIT, metavar="N",
                        help=f"at most N entries per pool (default {DEFAULT_POOL_LIMIT:,}; 0 = no limit)")
-    pools.set_defaults(handler="folioperf.seed.commands:pools")
+    pools.set_defaults(handler="folioperf.data_commands:pools")
