@@ -304,11 +304,25 @@ LOCUST_FLAGS = {"stop_timeout": "--stop-timeout", "tags": "--tags", "exclude_tag
 
 def add_options(add: Callable[..., Any], options: Iterable[Opt], *, locust: bool = False) -> None:
     """Add `options` through `add(*flags, **kwargs)`: the add_argument of a configargparse parser or group
-    (Locust's, or `folioperf run`'s); with `locust`, mark what Locust's web form shows."""
+    (Locust's, or `folioperf run`'s, whose formatter is `percent_safe`); with `locust`, mark what Locust's web
+    form shows."""
     for opt in options:
         action = add(*opt.flags, **opt.kwargs())
+        action.plain_help = True
         if locust:
             action.include_in_web_ui = opt.web_ui and not opt.hidden
+
+
+def percent_safe(formatter: type[argparse.HelpFormatter]) -> type[argparse.HelpFormatter]:
+    """`formatter` for parsers holding folioperf's options. Their help is plain text ("e.g. 1%"), as Locust's web
+    form shows it as it is; argparse reads help as a %-format, so --help escapes their % itself."""
+
+    class PercentSafe(formatter):  # type: ignore[valid-type,misc]
+        def _get_help_string(self, action: argparse.Action) -> str | None:
+            text = super()._get_help_string(action)
+            return text.replace("%", "%%") if text and getattr(action, "plain_help", False) else text
+
+    return PercentSafe
 
 
 def run_argv(values: argparse.Namespace | dict[str, Any]) -> list[str]:

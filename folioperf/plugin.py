@@ -27,7 +27,7 @@ from folioperf import scenario
 from folioperf.distributed import ensure_worker_key
 from folioperf.errors import FolioperfError
 from folioperf.folio_run import WORKER, FolioRun
-from folioperf.options import RUN_OPTIONS, add_options, positive
+from folioperf.options import RUN_OPTIONS, add_options, percent_safe, positive
 from folioperf.workflow import (
     FolioSequentialTaskSet,
     FolioTaskSet,
@@ -47,6 +47,7 @@ log = logging.getLogger("folioperf")
 
 def add_arguments(parser: Any) -> None:
     """folioperf's options and the workflows' options, on Locust's parser."""
+    parser.formatter_class = percent_safe(parser.formatter_class)
     group = parser.add_argument_group(
         "folioperf", "FOLIO login, workflow and test data. --host is the Okapi (or Kong) URL.")
     workflow = group.add_argument("--workflow", env_var="FOLIOPERF_WORKFLOW", metavar="NAME|FILE",

@@ -16,7 +16,7 @@ from typing import Any
 
 import configargparse
 
-from folioperf.options import CLI_OPTIONS, RUN_OPTIONS, Opt, add_options, positive, positive_int
+from folioperf.options import CLI_OPTIONS, RUN_OPTIONS, Opt, add_options, percent_safe, positive, positive_int
 
 CONFIG_FILES = ("~/.locust.conf", "locust.conf", "pyproject.toml")
 EXIT_CODES = ("Exit codes: 0 clean run; 1 unexpected failures above --fail-on-error-rate; 2 bad input or set-up "
@@ -58,7 +58,8 @@ def _add_grouped(parser: Any, options: tuple[Opt, ...]) -> None:
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
     config = {"default_config_files": list(CONFIG_FILES), "config_file_parser_class": ConfigParser,
-              "ignore_unknown_config_file_keys": True}  # Locust's own keys there are for the Locust processes
+              "ignore_unknown_config_file_keys": True,  # Locust's own keys there are for the Locust processes
+              "formatter_class": percent_safe(argparse.HelpFormatter)}
     p = sub.add_parser(
         "run", help="run a workflow: sandbox (or your FOLIO), data, Locust, results",
         description="Run WORKFLOW with N virtual users and write a results directory. By default against the "

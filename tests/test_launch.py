@@ -69,3 +69,31 @@ def test_locust_names_and_config_files_are_understood(tmp_path, untouched_dsn):
     assert "starting 8 users at 0.1/s takes 1m10s" in from_file.stderr and "the test runs 30s" in from_file.stderr
     overridden = run(["holds", "-u", "4", "-r", "0.2", "-t", "20"], tmp_path, untouched_dsn)
     assert "starting 4 users at 0.2/s takes 15s" in overridden.stderr and "the test runs 20s" in overridden.stderr
+
+
+@pytest.mark.parametrize("command", [
+    ("run",), ("worker",), ("campaign",), ("report",), ("compare",), ("seed",), ("reset",), ("pools",),
+    ("sandbox", "start"), ("sandbox", "init"), ("db", "status"), ("workflows",),
+])
+def test_every_commands_help_is_printed(command, tmp_path):
+    """--help formats every option's help text (argparse reads them as %-formats: "1%" must not break it)."""
+    proc = subprocess.run([sys.executable, "-m", "folioperf", *command, "--help"], cwd=tmp_path, env=clean_env(),
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    assert "usage:" in proc.stdout
+    if command == ("run",):
+        assert "e.g. 1% (default 0: any failure)" in " ".join(proc.stdout.split())
+
+
+def test_the_projects_own_locust_conf_leaves_folioperf_run_on_the_sandbox(monkeypatch):
+    """`folioperf run` reads locust.conf where it runs: the README's commands run in this project's directory,
+    so its locust.conf must name no host (that would be --okapi-url)."""
+    from pathlib import Path
+
+    from folioperf.cli import build_parser
+
+    root = Path(__file__).resolve().parent.parent
+    assert (root / "locust.conf").is_file()
+    monkeypatch.chdir(root)
+    args, _ = build_parser().parse_known_args(["run", "check-in-check-out", "--users", "4", "--duration", "30s"])
+    assert args.okapi_url is None and args.users == 4

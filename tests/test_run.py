@@ -167,6 +167,9 @@ def test_web_ui_driven_from_a_browser_writes_the_results(folio_sandbox, chromium
             browser = p.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
             page = browser.new_page()
             page.goto(f"http://127.0.0.1:{port}/")
+            form = page.content()  # the page holds the form's options and their help texts
+            assert "share, e.g. 1% (default 0: any failure)" in form and "%%" not in form
+            assert "--variant" not in form and "/tmp" not in form  # no other workflow's options, no temporary path
             page.get_by_role("button", name="Start").click()
             expect(page.get_by_text("GET /groups/{id}")).to_be_visible(timeout=30_000)
             expect(page.get_by_role("cell", name="Browse", exact=True)).to_be_visible(timeout=30_000)
@@ -178,6 +181,7 @@ def test_web_ui_driven_from_a_browser_writes_the_results(folio_sandbox, chromium
         output, _ = proc.communicate(timeout=60)
     finally:
         proc.kill()
+    assert "KeyboardInterrupt" not in output and "Traceback" not in output  # Ctrl-C after a finished test
     res = only_results(tmp_path / "out")
     assert res.run.users == 2 and not res.run.flags.interrupted
     assert res.entry("Transaction", "Browse").count > 0
