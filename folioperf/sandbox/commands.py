@@ -77,6 +77,7 @@ def start(args: argparse.Namespace) -> int:
     except BaseException:
         sock.close()
         raise
+    settings.dsn = args.db  # resolved by _init: --db, $FOLIOPERF_DB or folioperf's own cluster
 
     def ready(url: str) -> None:
         delays = f"; latency profile: {profile.name}" if profile is not None else ""

@@ -115,3 +115,22 @@ def test_a_role_without_the_privileges_the_sandbox_needs_is_told_which(plain_rol
         f"folioperf: error: database {name} does not exist and role {plain_role} may not create it (CREATEDB): have a "
         f"superuser run CREATE DATABASE {name} OWNER {plain_role}; or pass --db with an existing database\n"))
     assert not exists(missing)
+
+
+def test_start_without_db_serves_from_the_database_folioperf_db_names(new_dsns):
+    """`folioperf sandbox start` with no --db: the database of $FOLIOPERF_DB is the one it sets up and serves."""
+    dsn = new_dsns()
+    proc = subprocess.Popen([sys.executable, "-m", "folioperf", "sandbox", "start", "--port", "0"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "FOLIOPERF_DB": dsn})
+    try:
+        line = proc.stdout.readline()  # the ready line, or nothing when it died
+        assert "ready at http://" in line, proc.stderr.read() if proc.poll() is not None else line
+        url = line.split("ready at ", 1)[1].split(" ", 1)[0]
+        r = requests.post(url + "/authn/login", json={"username": "diku_admin", "password": "admin"},
+                          headers={"X-Okapi-Tenant": "diku"}, timeout=30)
+        assert r.status_code == 201, r.text
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=60)
+    assert exists(dsn)
