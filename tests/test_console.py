@@ -1,0 +1,45 @@
+"""The terminal output at 80 and 200 columns and in a pipe: nothing cut mid-word, nothing wider than the screen."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.locust_process import clean_env
+
+RENDER = Path(__file__).parent / "fixtures" / "console" / "render.py"
+LONG_TRANSACTION = "Renew all loans of a borrower with many loans"
+
+
+def rendered(width: int) -> dict[str, list[str]]:
+    proc = subprocess.run([sys.executable, str(RENDER), str(width)], capture_output=True, text=True, timeout=60,
+                          env=clean_env())
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return json.loads(proc.stdout)
+
+
+@pytest.mark.parametrize("width", [80, 200])
+def test_summary_and_live_view_fit_the_screen_and_keep_words_whole(width):
+    out = rendered(width)
+    for part in ("summary", "live"):
+        assert max(len(line) for line in out[part]) <= width, "\n".join(out[part])
+    summary = "\n".join(out["summary"])
+    for name in ("POST /circulation/renew-by-barcode", LONG_TRANSACTION, "GET /note-links/domain/users/type/user/id/{id}"):
+        assert name in summary, summary
+    live = "\n".join(out["live"])
+    for words in ("stopping: users finish their iteration", "users 0/8", "failures 5"):
+        assert words in live, live
+    (row,) = [line for line in out["live"] if line.startswith("Renew all loans")]
+    assert (LONG_TRANSACTION in row) == (width == 200)  # at 80 columns shortened with an ellipsis, not cut
+    if width == 80:
+        assert "Renew all loans of a borrower wit…" in row
+
+
+def test_a_pipe_is_laid_out_wide(tmp_path):
+    script = "from folioperf.console import console, PIPE_WIDTH; assert console().width == PIPE_WIDTH, console().width"
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, env=clean_env())
+    assert proc.returncode == 0, proc.stderr
