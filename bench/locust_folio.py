@@ -19,7 +19,7 @@ from locust import events
 from trace_pairs import GROUP, trace_pairs
 
 from folioperf import FolioTaskSet, FolioUser, Workflow, task
-from folioperf.metrics import on_test_complete
+from folioperf.plugin import FolioRun
 
 TRANSACTION = "Get group"
 
@@ -44,12 +44,12 @@ def _on_init(environment, **_kwargs) -> None:
     out = os.environ.get("GENERATOR_BENCH_OUT")
     pairs = trace_pairs(environment)
 
-    def write(snapshot, incomplete) -> None:
-        if not out:
+    def write(snapshot, **_kwargs) -> None:
+        if not out or snapshot is None:
             return
         entries = {f"{e.type} {e.name}": {"count": e.count, "failures": e.failures, "p50": e.p50, "p99": e.p99}
                    for e in snapshot.entries}
         with open(out, "w") as f:
             json.dump({"entries": entries, "duration_s": snapshot.duration_s, "pairs": pairs}, f)
 
-    on_test_complete(environment, write)
+    FolioRun.of(environment).test_complete.add_listener(write)
