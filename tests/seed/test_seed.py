@@ -146,22 +146,22 @@ def test_two_seeds_into_two_databases_give_identical_ids_and_barcodes(scratch_db
 
 
 def test_an_interrupted_seed_leaves_zero_rows(scratch_db):
+    """Ctrl-C while the seed is far into its transaction (users, inventory and SRS copied; it waits for the loan
+    table, which this test holds) rolls everything back."""
     dsn = scratch_db()
-    proc = subprocess.Popen([sys.executable, "-m", "folioperf", "seed", "cico", "--db", dsn, "--scale", "1"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + DEADLINE
-    with psycopg.connect(dsn, autocommit=True) as conn:
-        while True:  # wait until the seeder is inside a COPY of inventory, with the SRS tables still to come
-            copying = conn.execute("SELECT count(*) FROM pg_stat_activity WHERE application_name = 'folioperf-seed' "
-                                   "AND datname = current_database() AND state = 'active' AND query LIKE 'COPY%%' "
-                                   "AND query LIKE '%%mod_inventory_storage%%'"
-                                   ).fetchone()[0]  # this test's seed: other tests may seed at once (xdist)
-            if copying:
-                break
-            assert proc.poll() is None and time.monotonic() < deadline, "the seed never reached COPY"
-    proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=DEADLINE)
-    assert proc.returncode == 130
+    with psycopg.connect(dsn) as holder, psycopg.connect(dsn, autocommit=True) as conn:
+        holder.execute("LOCK TABLE diku_mod_circulation_storage.loan IN SHARE MODE")  # COPY must wait for it
+        proc = subprocess.Popen([sys.executable, "-m", "folioperf", "seed", "cico", "--db", dsn, "--scale", "1"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + DEADLINE
+        while not conn.execute("SELECT count(*) FROM pg_stat_activity WHERE application_name = 'folioperf-seed' "
+                               "AND datname = current_database() AND wait_event_type = 'Lock'").fetchone()[0]:
+            assert proc.poll() is None and time.monotonic() < deadline, "the seed never reached the loan table"
+            time.sleep(0.05)  # polling pg_stat_activity, not waiting for readiness
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=DEADLINE)
+        holder.rollback()
+    assert proc.returncode == 130, err
     assert err.strip().splitlines()[-1] == "folioperf: error: seeding cico interrupted: rolled back, nothing was written"
     assert "Traceback" not in err
     ds = dataset.load("cico")
