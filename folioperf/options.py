@@ -117,12 +117,12 @@ def prometheus_address(text: str) -> str:
         host = host[1:-1]  # an IPv6 address
     elif ":" in host:
         raise argparse.ArgumentTypeError(f"{text!r}: write an IPv6 address in brackets, e.g. [::1]:9646")
-    if not host or any(c.isspace() or c in "/[]" for c in host):
+    if not host or not number or any(c.isspace() or c in "/[]" for c in host):
         raise argparse.ArgumentTypeError(f"{text!r} is not PORT or HOST:PORT ({example})")
     try:
         value = port(number)
     except argparse.ArgumentTypeError:
-        raise argparse.ArgumentTypeError(f"{number or text!r} is not a port number 1-65535 ({example})") from None
+        raise argparse.ArgumentTypeError(f"{number!r} is not a port number 1-65535 ({example})") from None
     return f"[{host}]:{value}" if ":" in host else f"{host}:{value}"
 
 

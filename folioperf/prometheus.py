@@ -222,17 +222,17 @@ class RunCollector:
         yield from (target, achieved, missed)
 
     def _workers(self) -> Iterator[Metric]:
-        runner = self.run.environment.runner
-        clients = getattr(runner, "clients", None)
-        if clients is None:
-            return
-        present = [c for c in clients.values() if c.state != "missing"]  # locust.runners.STATE_MISSING
-        yield GaugeMetricFamily("folioperf_workers", "workers connected to the master", value=len(present))
+        """On the master; declared without samples elsewhere, so every process serves the same families."""
+        clients = getattr(self.run.environment.runner, "clients", None)
+        present = [c for c in clients.values() if c.state != "missing"] if clients is not None else []  # STATE_MISSING
+        workers = GaugeMetricFamily("folioperf_workers", "workers connected to the master")
         cpu = GaugeMetricFamily("folioperf_worker_cpu_percent", "each worker's CPU use as it last reported it",
                                 labels=("worker",))
+        if clients is not None:
+            workers.add_metric([], len(present))
         for client in present:
             cpu.add_metric([client.id], client.cpu_usage)
-        yield cpu
+        yield from (workers, cpu)
 
     def _info(self) -> Metric:
         run = self.run
