@@ -24,7 +24,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from folioperf import results
 from folioperf.histogram import bucket_of
 from folioperf.metrics import PERCENTILES, Metrics
-from folioperf.prometheus import BOUND_RATIO, BOUNDS_US, cumulative_counts
+from folioperf.prometheus import BOUND_RATIO, BOUNDS_US, histogram_buckets
 from tests.locust_process import clean_env, free_port
 from tests.test_distributed import folioperf, results_in, wait_for
 
@@ -62,19 +62,27 @@ def test_cumulative_counts_are_exact_and_put_each_percentile_in_a_5_percent_buck
     for value in values:
         metrics.record("GET", name, value)
     (tally,) = metrics.totals().values()
-    counts = cumulative_counts(tally.buckets)
+    pairs = histogram_buckets(tally.buckets)
     recorded = sorted(recorded_us(v) for v in values)
-    for bound, count in zip(BOUNDS_US, counts):
+    assert pairs[-1] == ("+Inf", len(values))
+    bounds = [round(float(le) * 1e6) for le, _ in pairs[:-1]]
+    counts = [count for _, count in pairs[:-1]]
+    for bound, count in zip(bounds, counts):
         assert count == sum(1 for us in recorded if us <= bound), bound
+    # from the bound below the fastest sample (none there: nothing below it to interpolate from) to the
+    # first at or above the slowest, consecutive bounds of the whole series
+    assert counts[0] == 0 or bounds[0] == BOUNDS_US[0]
+    assert counts[-1] == len(values) and (len(counts) < 2 or counts[-2] < len(values))
+    start = BOUNDS_US.index(bounds[0])
+    assert bounds == list(BOUNDS_US[start:start + len(bounds)])
     # histogram_quantile interpolates inside the first bucket whose count reaches q·n: folioperf's own
     # percentile lies in that bucket, (b_prev, b], so the two differ by at most b/b_prev - 1 <= 5 %
     entry = metrics.snapshot().entry("GET", name)
     for q in PERCENTILES:
         ours_us = entry.percentile(q) * 1000
         index = next(i for i, c in enumerate(counts) if c >= q * len(values))
-        low = BOUNDS_US[index - 1] if index else 0
-        if ours_us > BOUNDS_US[0]:
-            assert low < ours_us <= BOUNDS_US[index] + 0.5, (q, ours_us, low, BOUNDS_US[index])
+        if index:
+            assert bounds[index - 1] < ours_us <= bounds[index] + 0.5, (q, ours_us, bounds[index - 1], bounds[index])
 
 
 # -- real Locust runs of known samples ----------------------------------------------------------------------
@@ -155,7 +163,9 @@ def assert_counts_and_buckets(series: Series) -> None:
         assert value(series, f"{prefix}_latency_seconds_sum", **labels) == pytest.approx(sum(want["us"]) / 1e6, abs=1e-6)
         buckets = {labels_["le"]: v for (sample, labels_set), v in series.items() if sample == f"{prefix}_latency_seconds_bucket"
                    for labels_ in [dict(labels_set)] if all(labels_.get(k) == x for k, x in labels.items())}
-        assert len(buckets) == len(BOUNDS_US) + 1 and buckets["+Inf"] == n
+        assert buckets["+Inf"] == n
+        lowest = min((le for le in buckets if le != "+Inf"), key=float)
+        assert buckets[lowest] == 0 or round(float(lowest) * 1e6) == BOUNDS_US[0]  # nothing below to interpolate from
         for le, cumulative in buckets.items():
             if le != "+Inf":
                 bound = round(float(le) * 1e6)
