@@ -25,7 +25,7 @@ from folioperf import results
 from folioperf.histogram import bucket_of
 from folioperf.metrics import PERCENTILES, Metrics
 from folioperf.prometheus import BOUND_RATIO, BOUNDS_US, histogram_buckets
-from tests.locust_process import clean_env, free_port
+from tests.locust_process import WORKFLOWS, clean_env, free_port
 from tests.test_distributed import folioperf, results_in, wait_for
 
 FIXTURES = Path(__file__).parent / "fixtures" / "metrics"
@@ -262,6 +262,29 @@ def test_the_web_ui_run_is_served_before_during_and_after_its_test(tmp_path):
         proc.send_signal(signal.SIGTERM)
         output, _ = proc.communicate(timeout=30)
     assert "Traceback" not in output, output
+
+
+@pytest.mark.parametrize("rate, missed", [("5/s", False), ("200/s", True)])
+def test_the_rate_status_is_the_runs(rate, missed, folio_sandbox, tmp_path):
+    port = free_port()
+    proc = subprocess.Popen(folioperf("run", str(WORKFLOWS / "browse.py"), "--users", "2", "--duration", "6s",
+                                      "--rate", rate, "--okapi-url", folio_sandbox.url, "--results", "out",
+                                      "--prometheus", str(port)),
+                            cwd=tmp_path, env=clean_env(FOLIOPERF_PASSWORD="admin"), stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    try:
+        run = scrape_until_exit(proc, port, timeout=120)
+    finally:
+        proc.kill()
+    (path,) = results_in(tmp_path / "out")
+    res = results.load(path)
+    assert res.run.flags.rate_missed is missed and run.returncode == (4 if missed else 0), run.output[-3000:]
+    final = run.scrapes[-1]
+    (scheduled,) = res.scheduled()
+    assert value(final, "folioperf_rate_target_per_second", group="browse") == float(rate[:-2])
+    assert value(final, "folioperf_rate_achieved_per_second", group="browse") == scheduled.rps
+    assert value(final, "folioperf_rate_missed", group="browse") == int(missed)
+    assert value(final, "folioperf_scheduled_iterations_total", name=scheduled.name) == scheduled.count
 
 
 # -- a real Prometheus scraping a 2-worker run of a real workflow -----------------------------------------------
