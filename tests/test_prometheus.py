@@ -118,6 +118,20 @@ class Scraped:
     last_text: str = ""
 
 
+def logged(cmd: list[str], log: Path, **kwargs) -> subprocess.Popen:
+    """A process whose output goes to `log` (a pipe nobody reads while it runs could fill up and stall it)."""
+    with open(log, "w") as out:
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, **kwargs)
+    proc.log = log
+    return proc
+
+
+def output_of(proc: subprocess.Popen, timeout: float = 60.0) -> str:
+    """What the process said, once it has ended."""
+    proc.wait(timeout=timeout)
+    return proc.log.read_text()
+
+
 def scrape_until_exit(proc: subprocess.Popen, port: int, timeout: float = 60.0) -> Scraped:
     """GET /metrics every 0.1 s until the process has ended (it waits for one scrape after its test's end)."""
     done = Scraped(0, "")
@@ -133,8 +147,8 @@ def scrape_until_exit(proc: subprocess.Popen, port: int, timeout: float = 60.0) 
                 done.scrapes.append(parse(text))
                 done.last_text = text
             time.sleep(0.1)
-    out, _ = proc.communicate()
-    done.returncode, done.output = proc.returncode, out
+    done.output = output_of(proc)
+    done.returncode = proc.returncode
     return done
 
 
@@ -174,8 +188,8 @@ def assert_counts_and_buckets(series: Series) -> None:
 
 def synthetic_locust(tmp_path: Path, *args: str) -> subprocess.Popen:
     env = clean_env(FOLIOPERF_TEST_SNAPSHOT=str(tmp_path / "snapshots.jsonl"))
-    return subprocess.Popen([sys.executable, "-m", "locust", "-f", str(SYNTHETIC), *args], cwd=FIXTURES, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return logged([sys.executable, "-m", "locust", "-f", str(SYNTHETIC), *args], tmp_path / "locust.log", cwd=FIXTURES,
+                  env=env)
 
 
 @pytest.fixture(scope="module", params=["local", "--processes 2"])
@@ -240,7 +254,7 @@ def test_the_web_ui_run_is_served_before_during_and_after_its_test(tmp_path):
                 try:
                     return parse(http.get(metrics, timeout=5).text)
                 except requests.ConnectionError:
-                    assert proc.poll() is None, proc.communicate()[0]
+                    assert proc.poll() is None, output_of(proc)
                     return None
 
             before = wait_for(scrape, "the metrics before any test")
@@ -260,18 +274,16 @@ def test_the_web_ui_run_is_served_before_during_and_after_its_test(tmp_path):
             assert_counts_and_buckets(scrape())  # still served after the test's end
     finally:
         proc.send_signal(signal.SIGTERM)
-        output, _ = proc.communicate(timeout=30)
+        output = output_of(proc, timeout=30)
     assert "Traceback" not in output, output
 
 
 @pytest.mark.parametrize("rate, missed", [("5/s", False), ("200/s", True)])
 def test_the_rate_status_is_the_runs(rate, missed, folio_sandbox, tmp_path):
     port = free_port()
-    proc = subprocess.Popen(folioperf("run", str(WORKFLOWS / "browse.py"), "--users", "2", "--duration", "6s",
-                                      "--rate", rate, "--okapi-url", folio_sandbox.url, "--results", "out",
-                                      "--prometheus", str(port)),
-                            cwd=tmp_path, env=clean_env(FOLIOPERF_PASSWORD="admin"), stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
+    proc = logged(folioperf("run", str(WORKFLOWS / "browse.py"), "--users", "2", "--duration", "6s", "--rate", rate,
+                            "--okapi-url", folio_sandbox.url, "--results", "out", "--prometheus", str(port)),
+                  tmp_path / "run.log", cwd=tmp_path, env=clean_env(FOLIOPERF_PASSWORD="admin"))
     try:
         run = scrape_until_exit(proc, port, timeout=120)
     finally:
@@ -429,7 +441,7 @@ def test_the_web_ui_port_is_not_the_metrics_port(tmp_path):
 
 def test_plain_locust_with_a_port_in_use_says_so_in_one_line(busy_port, tmp_path):
     proc = synthetic_locust(tmp_path, "--headless", "-u", "1", "-t", "2s", "--prometheus", f"127.0.0.1:{busy_port}")
-    output, _ = proc.communicate(timeout=60)
+    output = output_of(proc)
     assert proc.returncode == 2, output
     assert "Traceback" not in output
     said = [line for line in output.splitlines() if "--prometheus" in line]
