@@ -456,6 +456,20 @@ def overhead(users: int, seconds: float, workdir: Path) -> dict:
 
 # -- main ---------------------------------------------------------------------------------------------
 
+def side_by_side(rounds: list[dict[str, dict]], base: str, other: str) -> list[float]:
+    """Prints a line per side-by-side round (each side's requests/s and per CPU-second, the scrapes `other`
+    served, other's requests per core / base's); returns the ratios."""
+    b_head, o_head = f"{base} req/s", f"{other} req/s"
+    print(f"      round  {b_head}  req/CPU-s  {o_head}  req/CPU-s  scrapes  ratio  failures")
+    ratios = []
+    for n, f in enumerate(rounds, 1):
+        b, o = f[base], f[other]
+        ratios.append(o["per_core"] / b["per_core"])
+        print(f"      {n:5}  {b['rps']:{len(b_head)}.0f} {b['per_core']:10.0f}  {o['rps']:{len(o_head)}.0f} "
+              f"{o['per_core']:10.0f} {o['scrapes']:8} {ratios[-1]:6.3f} {b['failures'] + o['failures']:9}")
+    return ratios
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rounds", type=int, default=3, help="rounds of each kind (default 3)")
@@ -509,13 +523,7 @@ def main() -> int:
     print(f"      best requests/s: bare {best['bare']:.0f}, folioperf {best['folioperf']:.0f}, "
           f"ratio {best['folioperf'] / best['bare']:.3f}")
     print("   b. side by side, both processes at once on the same CPU")
-    print("      round  bare req/s  req/CPU-s  folioperf req/s  req/CPU-s  ratio  failures")
-    ratios = []
-    for n, f in enumerate(paired, 1):
-        b, p = f["bare"], f["folioperf"]
-        ratios.append(p["per_core"] / b["per_core"])
-        print(f"      {n:5} {b['rps']:11.0f} {b['per_core']:10.0f} {p['rps']:16.0f} {p['per_core']:10.0f} {ratios[-1]:6.3f}"
-              f" {b['failures'] + p['failures']:9}")
+    ratios = side_by_side(paired, "bare", "folioperf")
     ratio = statistics.median(ratios)
     print(f"   requests per core, folioperf/bare: {ratio:.3f} (median of side-by-side rounds; goal >= 0.9: "
           f"{'met' if ratio >= 0.9 else 'NOT met'})")
@@ -524,14 +532,7 @@ def main() -> int:
         assert scraper is not None
         print(f"   c. side by side on the same CPU: folioperf, and folioperf --prometheus scraped every "
               f"{SCRAPE_INTERVAL_S:g} s by {scraper.kind}")
-        print("      round  folioperf req/s  req/CPU-s  --prometheus req/s  req/CPU-s  scrapes  ratio  failures")
-        metrics_ratios = []
-        for n, f in enumerate(with_metrics, 1):
-            b, p = f["folioperf"], f[PROMETHEUS_SIDE]
-            metrics_ratios.append(p["per_core"] / b["per_core"])
-            print(f"      {n:5} {b['rps']:16.0f} {b['per_core']:10.0f} {p['rps']:19.0f} {p['per_core']:10.0f}"
-                  f" {p['scrapes']:8} {metrics_ratios[-1]:6.3f} {b['failures'] + p['failures']:9}")
-        metrics_ratio = statistics.median(metrics_ratios)
+        metrics_ratio = statistics.median(side_by_side(with_metrics, "folioperf", PROMETHEUS_SIDE))
         print(f"   requests per core, folioperf --prometheus / folioperf: {metrics_ratio:.3f} (median; goal >= 0.97: "
               f"{'met' if metrics_ratio >= 0.97 else 'NOT met'})")
 
