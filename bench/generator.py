@@ -1,6 +1,7 @@
 """Load generator speed and measurement overhead, measured side by side in one run on this machine.
 
     python bench/generator.py [--rounds 3] [--seconds 5] [--users 32] [--overhead-seconds 20] [--overhead-users 20]
+                              [--prometheus]
 
 1. Requests per core. The same GET, back to back from --users users, by one Locust process running a
    bare FastHttpUser loop (bench/locust_bare.py) and one running it through folioperf
@@ -14,6 +15,10 @@
       drifts by tens of percent from one second to the next (other tenants), which alternating windows
       of a few seconds cannot cancel; two processes sharing one CPU see the same speed, so their ratio
       is steady. The verdict (goal >= 0.9) is the median ratio of these rounds.
+   c. with --prometheus, side by side as in b., --rounds times: folioperf, and folioperf serving
+      `--prometheus` to a Prometheus that scrapes it every second (Debian's `prometheus` when installed,
+      else a loop that GETs /metrics each second). The verdict (goal >= 0.97: the metrics cost at most 3 %
+      of requests per core) is the median ratio of these rounds.
 
 2. Measurement overhead. A sandbox whose latency profile gives `GET /groups/{id}` a fixed 50 ms delay
    (after a short unmeasured warm-up). First --overhead-users users GET it through folioperf for
@@ -44,8 +49,11 @@ import os  # noqa: E402
 import signal  # noqa: E402
 import statistics  # noqa: E402
 import subprocess  # noqa: E402
+import shutil  # noqa: E402
 import tempfile  # noqa: E402
+import threading  # noqa: E402
 import time  # noqa: E402
+import urllib.parse  # noqa: E402
 import urllib.request  # noqa: E402
 from dataclasses import dataclass  # noqa: E402
 from pathlib import Path  # noqa: E402
@@ -55,6 +63,8 @@ from trace_pairs import GET_NAME, GROUP  # noqa: E402  (beside this script)
 BENCH = Path(__file__).resolve().parent
 BARE, FOLIO = BENCH / "locust_bare.py", BENCH / "locust_folio.py"
 SIDES = {"bare": BARE, "folioperf": FOLIO}
+PROMETHEUS_SIDE = "folioperf --prometheus"  # folioperf serving live metrics, scraped every second
+SCRAPE_INTERVAL_S = 1.0
 BENCH_DB = "postgresql://postgres@127.0.0.1:5432/folioperf_bench_generator"
 DELAY_MS = 50.0
 WARM_REQUESTS = 2000  # GETs of each process before a window opens: users spawned, logged in, connected
@@ -226,11 +236,11 @@ class Locust:
 
 
 def start_locust(side: str, host: str, users: int, run_time: float, workdir: Path, cpu: int | None,
-                 **env: str) -> Locust:
+                 extra: tuple[str, ...] = (), **env: str) -> Locust:
     workdir.mkdir(parents=True)
-    cmd = [sys.executable, "-m", "locust", "-f", str(SIDES[side]), "--headless", "--only-summary",
+    cmd = [sys.executable, "-m", "locust", "-f", str(SIDES.get(side, FOLIO)), "--headless", "--only-summary",
            "-u", str(users), "-r", str(users), "-t", f"{math.ceil(run_time)}s", "--host", host,
-           "--stop-timeout", "0", "--loglevel", "WARNING"]
+           "--stop-timeout", "0", "--loglevel", "WARNING", *extra]
     env = clean_env(GENERATOR_BENCH_OUT=str(workdir / "out.json"), **env)
     with open(workdir / "locust.log", "ab") as log:
         proc = subprocess.Popen(cmd, cwd=workdir, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
@@ -254,10 +264,67 @@ def cpu_seconds(pid: int) -> float:
     return times.user + times.system
 
 
+class Scraper:
+    """Scrapes 127.0.0.1:`port`/metrics every second: Debian's Prometheus when installed, else a loop here."""
+
+    def __init__(self, port: int, workdir: Path) -> None:
+        self.port = port
+        self.program = shutil.which("prometheus")
+        self.kind = "Prometheus" if self.program else "a loop GETting /metrics"
+        self.process: subprocess.Popen | None = None
+        self.loop_scrapes = 0
+        self._stop = threading.Event()
+        if self.program:
+            workdir.mkdir(parents=True)
+            (workdir / "prometheus.yml").write_text(
+                f"global:\n  scrape_interval: {SCRAPE_INTERVAL_S:g}s\n  scrape_timeout: {SCRAPE_INTERVAL_S:g}s\n"
+                f"scrape_configs:\n  - job_name: bench\n    static_configs:\n      - targets: ['127.0.0.1:{port}']\n")
+            self.url = f"http://127.0.0.1:{free_port()}"
+            with open(workdir / "prometheus.log", "wb") as log:
+                self.process = subprocess.Popen(
+                    [self.program, f"--config.file={workdir / 'prometheus.yml'}", f"--storage.tsdb.path={workdir / 'tsdb'}",
+                     f"--web.listen-address={self.url[7:]}"], stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        else:
+            threading.Thread(target=self._loop, daemon=True).start()
+
+    def _loop(self) -> None:
+        while not self._stop.wait(SCRAPE_INTERVAL_S):
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/metrics", timeout=5) as r:
+                    r.read()
+                self.loop_scrapes += 1
+            except OSError:
+                pass  # between rounds nobody serves
+
+    def scrapes(self, seconds: float) -> int:
+        """Successful scrapes over the last `seconds` (Prometheus), or in all (the loop)."""
+        if self.process is None:
+            return self.loop_scrapes
+        query = urllib.parse.urlencode({"query": f'sum_over_time(up{{job="bench"}}[{math.ceil(seconds)}s])'})
+        with urllib.request.urlopen(f"{self.url}/api/v1/query?{query}", timeout=10) as r:
+            result = json.load(r)["data"]["result"]
+        return int(float(result[0]["value"][1])) if result else 0
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(30)
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 def throughput(sides: list[str], server: OkapiServer, token: str, users: int, seconds: float, workdir: Path,
-               cpu: int | None) -> dict[str, dict]:
+               cpu: int | None, scraper: Scraper | None = None) -> dict[str, dict]:
     """Run the given sides at once (each its own Locust process on `cpu`); figures of each over one window."""
     procs = [start_locust(side, server.url, users, START_TIMEOUT + seconds + 30, workdir / side, cpu,
+                          ("--prometheus", str(scraper.port)) if side == PROMETHEUS_SIDE and scraper else (),
                           GENERATOR_BENCH_TOKEN=token, FOLIOPERF_PASSWORD="bench") for side in sides]
     try:
         deadline = time.monotonic() + START_TIMEOUT
@@ -274,10 +341,12 @@ def throughput(sides: list[str], server: OkapiServer, token: str, users: int, se
         before, t0 = server.counts(), time.perf_counter()
         cpu0 = {p.side: cpu_seconds(p.process.pid) for p in procs}
         server0 = cpu_seconds(server.process.pid)
+        scrapes0 = scraper.scrapes(seconds) if scraper and scraper.process is None else 0
         time.sleep(seconds)  # the measurement window
         after, t1 = server.counts(), time.perf_counter()
         cpu1 = {p.side: cpu_seconds(p.process.pid) for p in procs}
         server1 = cpu_seconds(server.process.pid)
+        scraped = scraper.scrapes(seconds) - scrapes0 if scraper else 0
     finally:
         for p in procs:
             p.stop()
@@ -286,7 +355,8 @@ def throughput(sides: list[str], server: OkapiServer, token: str, users: int, se
         served = sum(after.get(q, 0) - before.get(q, 0) for q in ports[p.side])
         used = cpu1[p.side] - cpu0[p.side]
         figures[p.side] = {"rps": served / elapsed, "per_core": served / used, "cpu": used / elapsed,
-                           "server_cpu": (server1 - server0) / elapsed, "failures": p.result()["failed"]}
+                           "server_cpu": (server1 - server0) / elapsed, "failures": p.result()["failed"],
+                           "scrapes": scraped if p.side == PROMETHEUS_SIDE else 0}
     return figures
 
 
@@ -386,6 +456,20 @@ def overhead(users: int, seconds: float, workdir: Path) -> dict:
 
 # -- main ---------------------------------------------------------------------------------------------
 
+def side_by_side(rounds: list[dict[str, dict]], base: str, other: str) -> list[float]:
+    """Prints a line per side-by-side round (each side's requests/s and per CPU-second, the scrapes `other`
+    served, other's requests per core / base's); returns the ratios."""
+    b_head, o_head = f"{base} req/s", f"{other} req/s"
+    print(f"      round  {b_head}  req/CPU-s  {o_head}  req/CPU-s  scrapes  ratio  failures")
+    ratios = []
+    for n, f in enumerate(rounds, 1):
+        b, o = f[base], f[other]
+        ratios.append(o["per_core"] / b["per_core"])
+        print(f"      {n:5}  {b['rps']:{len(b_head)}.0f} {b['per_core']:10.0f}  {o['rps']:{len(o_head)}.0f} "
+              f"{o['per_core']:10.0f} {o['scrapes']:8} {ratios[-1]:6.3f} {b['failures'] + o['failures']:9}")
+    return ratios
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rounds", type=int, default=3, help="rounds of each kind (default 3)")
@@ -393,6 +477,8 @@ def main() -> int:
     ap.add_argument("--users", type=int, default=32, help="users of each throughput round (default 32)")
     ap.add_argument("--overhead-seconds", type=float, default=20, help="run time of each overhead run (default 20)")
     ap.add_argument("--overhead-users", type=int, default=20, help="users of the overhead runs (default 20)")
+    ap.add_argument("--prometheus", action="store_true",
+                    help="also measure folioperf serving --prometheus, scraped every second, against folioperf (1c)")
     args = ap.parse_args()
     if min(args.rounds, args.users, args.overhead_users) < 1 or min(args.seconds, args.overhead_seconds) <= 0:
         ap.error("rounds, users and seconds must be positive")
@@ -401,6 +487,8 @@ def main() -> int:
     locust_cpu, server_cpu = (available[0], available[1]) if len(available) >= 2 else (None, None)
     alternating: list[tuple[str, dict]] = []
     paired: list[dict[str, dict]] = []
+    with_metrics: list[dict[str, dict]] = []
+    scraper = None
     with tempfile.TemporaryDirectory(prefix="folioperf-generator-bench-") as tmp:
         work = Path(tmp)
         server = OkapiServer(server_cpu)
@@ -412,9 +500,17 @@ def main() -> int:
                     alternating.append((side, figures[side]))
                 paired.append(throughput(["bare", "folioperf"], server, token, args.users, args.seconds,
                                          work / f"paired-{n}", locust_cpu))
+            if args.prometheus:
+                scraper = Scraper(free_port(), work / "prometheus")
+                for n in range(args.rounds):
+                    sides = ["folioperf", PROMETHEUS_SIDE] if n % 2 == 0 else [PROMETHEUS_SIDE, "folioperf"]
+                    with_metrics.append(throughput(sides, server, token, args.users, args.seconds,
+                                                   work / f"metrics-{n}", locust_cpu, scraper))
             floor = idle_floor(server)
         finally:
             server.stop()
+            if scraper is not None:
+                scraper.stop()
         over = overhead(args.overhead_users, args.overhead_seconds, work / "overhead")
 
     where = f"Locust on CPU {locust_cpu}, server on CPU {server_cpu}" if locust_cpu is not None else "one CPU: not pinned"
@@ -427,16 +523,18 @@ def main() -> int:
     print(f"      best requests/s: bare {best['bare']:.0f}, folioperf {best['folioperf']:.0f}, "
           f"ratio {best['folioperf'] / best['bare']:.3f}")
     print("   b. side by side, both processes at once on the same CPU")
-    print("      round  bare req/s  req/CPU-s  folioperf req/s  req/CPU-s  ratio  failures")
-    ratios = []
-    for n, f in enumerate(paired, 1):
-        b, p = f["bare"], f["folioperf"]
-        ratios.append(p["per_core"] / b["per_core"])
-        print(f"      {n:5} {b['rps']:11.0f} {b['per_core']:10.0f} {p['rps']:16.0f} {p['per_core']:10.0f} {ratios[-1]:6.3f}"
-              f" {b['failures'] + p['failures']:9}")
+    ratios = side_by_side(paired, "bare", "folioperf")
     ratio = statistics.median(ratios)
     print(f"   requests per core, folioperf/bare: {ratio:.3f} (median of side-by-side rounds; goal >= 0.9: "
           f"{'met' if ratio >= 0.9 else 'NOT met'})")
+    metrics_ratio = None
+    if with_metrics:
+        assert scraper is not None
+        print(f"   c. side by side on the same CPU: folioperf, and folioperf --prometheus scraped every "
+              f"{SCRAPE_INTERVAL_S:g} s by {scraper.kind}")
+        metrics_ratio = statistics.median(side_by_side(with_metrics, "folioperf", PROMETHEUS_SIDE))
+        print(f"   requests per core, folioperf --prometheus / folioperf: {metrics_ratio:.3f} (median; goal >= 0.97: "
+              f"{'met' if metrics_ratio >= 0.97 else 'NOT met'})")
 
     alone, pair = over["alone"], over["paired"]
     print(f"2. {GET_NAME} delayed {DELAY_MS:g} ms by the sandbox, {args.overhead_seconds:g} s per run; "
@@ -468,6 +566,7 @@ def main() -> int:
         "floor_sleep_late_p99_ms": round(floor["sleep_late"][1], 2),
         "floor_round_trip_p99_ms": round(floor["round_trip"][1], 2),
         "folioperf_requests": alone["count"], "sandbox_requests": alone["sandbox_count"],
+        **({"prometheus_ratio_per_core": round(metrics_ratio, 3)} if metrics_ratio is not None else {}),
     }))
     return 0
 

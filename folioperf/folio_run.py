@@ -14,7 +14,9 @@ A test on the master (or the one local process):
   the summary. It runs in `finally` paths: whatever ends a test (run time, web UI, Ctrl-C, SIGTERM, a lost
   worker, exhausted test data), its record is written or the exit code says it was not (8); never exit 0
   without results;
-- quitting with a test still running (Ctrl-C, SIGTERM): the test is ended first, flagged `interrupted`.
+- quitting with a test still running (Ctrl-C, SIGTERM): the test is ended first, flagged `interrupted`;
+- quit (master/local, --prometheus): a Prometheus that has been scraping gets its last scrape of the final
+  counts before the process ends (folioperf.prometheus).
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ from folioperf.target_info import TargetInfo, target_info
 from folioperf.options import Settings, rate_per_s
 from folioperf.outcome import EXIT_NOT_RECORDED, EXIT_OK, Flags, exit_code
 from folioperf.pools import SHARED, PoolStore, check_declared, read_pools_file, split
+from folioperf.prometheus import Exporter
 from folioperf.groups import UserGroup
 from folioperf.workflow import FolioUser, Workflow, find_workflow
 
@@ -112,6 +115,7 @@ class FolioRun:
         self.last_results: Path | None = None
         self.test_complete = EventHook()  # master/local: fired with record=, snapshot=, path=, exit_code=
         self.live: LiveView | None = None
+        self.exporter: Exporter | None = None  # master/local with --prometheus
         self._pools: tuple[tuple, dict[str, list]] | None = None
         self._tool: tuple[tuple, Okapi] | None = None
         seal = Seal.from_environment()
@@ -145,6 +149,7 @@ class FolioRun:
         events.test_stopping.add_listener(self._on_test_stopping)
         events.test_stop.add_listener(self._on_test_stop)
         events.quitting.add_listener(self._on_quitting)
+        events.quit.add_listener(self._on_quit)
 
     # -- set-up ------------------------------------------------------------------------------------
     def configure(self, required: bool = True) -> None:
@@ -185,8 +190,25 @@ class FolioRun:
     def workflows(self) -> list[Workflow]:
         return list(dict.fromkeys(g.workflow for g in self.groups.values()))
 
+    @property
+    def workflow_name(self) -> str:
+        """What runs, as the results name it: the scenario, else the workflows (`locust`: none of folioperf's)."""
+        names = [self.scenario_name] if self.scenario_name else ([w.name for w in self.workflows] or ["locust"])
+        return "+".join(names)
+
+    @property
+    def scenario_name(self) -> str | None:
+        return Path(self.settings.scenario).stem if self.settings.scenario else None
+
     def group_of(self, cls: type) -> UserGroup:
         return self.groups[cls]
+
+    def serve_metrics(self) -> None:
+        """Master or local, once: serve Prometheus' format at --prometheus until the process quits."""
+        if self.settings.prometheus and self.exporter is None:
+            exporter = Exporter(self, self.settings.prometheus)
+            exporter.start()
+            self.exporter = exporter
 
     def prepare(self) -> None:
         """Master or local, at start: the password, a login, the test data; a bad one ends the run here.
@@ -273,7 +295,7 @@ class FolioRun:
         """A worker's setup: the settings, its share of the test data, and the password when it has none."""
         share = split(pools, self.modes, count)[index] if pools else {}
         detected = [[url, tenant, mode] for (url, tenant), mode in self.logins.detected.items()]
-        settings = {k: v for k, v in vars(self.settings).items() if k not in ("db", "live", "sandbox_pid")}
+        settings = {k: v for k, v in vars(self.settings).items() if k not in ("db", "live", "sandbox_pid", "prometheus")}
         return {"settings": settings, "options": {g.key: vars(g.options) for g in self.groups.values()},
                 "index": index, "count": count,
                 "pools": share, "modes": self.modes, "totals": {n: len(e) for n, e in pools.items()},
@@ -390,6 +412,11 @@ class FolioRun:
             log.warning("interrupted: stopping the test and writing its results")
             runner.quit()
         self._end_test()  # a test stopped some other way, whose end never came: end it now
+
+    def _on_quit(self, **_kwargs: Any) -> None:
+        """The results are written and the workers told to quit: Prometheus' last scrape, then the process ends."""
+        if self.exporter is not None:
+            self.exporter.linger()
 
     def _on_worker_quitting(self, **_kwargs: Any) -> None:
         self.environment.runner.stop()  # quitting on its own (Ctrl-C, SIGTERM): stop so the final report goes
@@ -584,7 +611,7 @@ class FolioRun:
                 chosen[name] = value
         scenario = None
         if settings.scenario:
-            scenario = {"name": Path(settings.scenario).stem, "groups": [
+            scenario = {"name": self.scenario_name, "groups": [
                 {"name": g.key, "workflow": g.workflow.name, "users": record.users_per_group.get(g.key, 0),
                  "pace": g.pace, "rate": g.target_per_s(), "think_time": g.think_time, "options": vars(g.options),
                  **({"rate_achieved": rates[g.key].achieved_per_s} if g.key in rates else {})}
@@ -592,10 +619,9 @@ class FolioRun:
         else:
             for g in self.groups.values():
                 chosen.update(vars(g.options))
-        names = [Path(settings.scenario).stem] if settings.scenario else ([w.name for w in self.workflows] or ["locust"])
         single = next(iter(rates.values())) if len(rates) == 1 and not settings.scenario else None
         return results.RunInfo(
-            workflow="+".join(names), users=record.peak_users, users_target=record.users_target,
+            workflow=self.workflow_name, users=record.peak_users, users_target=record.users_target,
             users_per_worker=dict(record.users_per_worker), full_load_at=record.full_load_at,
             target=results.Target(url=environment.host or "", tenant=settings.tenant,
                                   sandbox=bool(settings.sandbox_pid),

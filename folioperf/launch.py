@@ -40,7 +40,8 @@ from folioperf.children import popen_options
 from folioperf.config import DEFAULT_ADMIN_USER, DEFAULT_TENANT, PASSWORD_ENV, WORKER_KEY_ENV
 from folioperf.console import console
 from folioperf.errors import FolioperfError
-from folioperf.options import CLI_OPTIONS, LOCUST_FLAGS, RUN_OPTIONS, format_duration, run_argv
+from folioperf.options import CLI_OPTIONS, LOCUST_FLAGS, RUN_OPTIONS, format_duration, run_argv, split_address
+from folioperf.prometheus import listen
 from folioperf.wording import plural
 
 err = console(stderr=True)
@@ -175,6 +176,17 @@ def _check_results_dir(path: str) -> None:
         raise FolioperfError(f"cannot write results under {path}: {existing} is not writable")
 
 
+def _check_prometheus(args: argparse.Namespace) -> None:
+    """The metrics' address can be listened on now (the master listens on it once it starts)."""
+    if not args.prometheus:
+        return
+    _, port = split_address(args.prometheus)
+    for used, flag in ((args.web and args.web_port, "--web-port"), (args.master and args.master_port, "--master-port")):
+        if port == used:
+            raise FolioperfError(f"--prometheus {args.prometheus}: port {port} is also the {flag}: give another")
+    listen(args.prometheus).close()
+
+
 def plan(args: argparse.Namespace) -> Plan:
     """Everything checked, nothing started (a bad command line is exit 2 within a second)."""
     spec = args.workflow_file or args.workflow
@@ -237,6 +249,7 @@ def plan(args: argparse.Namespace) -> Plan:
 
         read_pools_file(args.pools)
     _check_results_dir(args.results_dir)
+    _check_prometheus(args)
     return Plan(spec, units, extra, users, spawn_rate, chosen_scenario)
 
 

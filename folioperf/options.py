@@ -106,6 +106,32 @@ def port(text: str) -> int:
     return value
 
 
+def prometheus_address(text: str) -> str:
+    """`PORT`, `HOST:PORT` or `[IPv6]:PORT` → 'HOST:PORT'; a bare port is 127.0.0.1's (this machine only)."""
+    raw = str(text).strip()
+    example = "e.g. 9646, 127.0.0.1:9646, or 0.0.0.0:9646 for every interface"
+    host, sep, number = raw.rpartition(":")
+    if not sep:
+        host = "127.0.0.1"
+    elif host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]  # an IPv6 address
+    elif ":" in host:
+        raise argparse.ArgumentTypeError(f"{text!r}: write an IPv6 address in brackets, e.g. [::1]:9646")
+    if not host or not number or any(c.isspace() or c in "/[]" for c in host):
+        raise argparse.ArgumentTypeError(f"{text!r} is not PORT or HOST:PORT ({example})")
+    try:
+        value = port(number)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"{number!r} is not a port number 1-65535 ({example})") from None
+    return f"[{host}]:{value}" if ":" in host else f"{host}:{value}"
+
+
+def split_address(address: str) -> tuple[str, int]:
+    """A `prometheus_address` as (host, port)."""
+    host, _, number = address.rpartition(":")
+    return host.strip("[]"), int(number)
+
+
 def rate(text: str) -> str:
     """An iteration rate `N/s` or `N/m`, kept as text (it travels to workers as given)."""
     match = _RATE.match(str(text))
@@ -226,6 +252,10 @@ RUN_OPTIONS: tuple[Opt, ...] = (
     Opt(("--results", "--results-dir"), "write a results directory per test under DIR (folioperf run: results/)",
         dest="results_dir", metavar="DIR", env=_env("results_dir"), web_ui=False),
     _run("--tag", "a label stored with the results (e.g. the release under test)", metavar="TEXT"),
+    _run("--prometheus", "serve live metrics in Prometheus' format from the master (or the one local process) at "
+                         "http://HOST:PORT/metrics while it runs: requests, failures and latency histograms per API "
+                         "and transaction, users, the rate target; a bare PORT listens on 127.0.0.1 only",
+         type=prometheus_address, metavar="[HOST:]PORT", web_ui=False),
     _run("--fail-on-error-rate", "exit 1 when unexpected failures (of API calls, or of transactions) exceed this "
                                  "share, e.g. 1% (default 0: any failure)", type=failure_rate, default=0.0,
          metavar="RATE"),
@@ -354,6 +384,7 @@ class Settings:
     pools: str | None = None
     results_dir: str | None = None
     tag: str | None = None
+    prometheus: str | None = None
     fail_on_error_rate: float = 0.0
     allow_partial_ramp: bool = False
     db: str | None = None

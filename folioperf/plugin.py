@@ -9,7 +9,7 @@ results directory and the exit codes.
   definitions `folioperf run` parses) and every known workflow's own options; and a worker key for this
   process, inherited by the workers Locust forks with --processes;
 - init: one FolioRun on the environment (`environment.folioperf`); on the master (or a local run) the
-  password (environment or prompt), one login when --host is known, and the test data read and checked:
+  Prometheus metrics served (--prometheus; a port in use ends the run here), the password (environment or prompt), one login when --host is known, and the test data read and checked:
   a wrong password, tenant, URL or pools file ends the run here, with one line and exit code 2 (3 for a
   refused login).
 """
@@ -152,6 +152,7 @@ def _on_init(environment: Any, **_kwargs: Any) -> None:
     try:
         run.configure(required=run.role != WORKER)
         if run.role != WORKER:
+            run.serve_metrics()
             run.prepare()
     except FolioperfError as exc:
         log.error(str(exc))
