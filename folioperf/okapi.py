@@ -22,10 +22,10 @@ from __future__ import annotations
 
 import json as jsonlib
 import random
+import re
 import string
 import time
-from collections.abc import Callable, Generator, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Generator, Mapping
 from functools import lru_cache
 from http.cookiejar import DefaultCookiePolicy
 from typing import Any
@@ -70,11 +70,12 @@ class TransactionFailed(Exception):
 
 
 class Transaction:
-    """A business transaction: the summed time of the API calls made inside it (think time excluded)."""
+    """A business transaction: the summed time of the API calls made inside it (think time excluded); a
+    context manager (`with okapi.transaction("Check-out") as t:`), cheaper than a generator-based one."""
 
-    __slots__ = ("calls", "error", "modules", "name", "response_length", "response_time", "start_time")
+    __slots__ = ("_okapi", "calls", "error", "modules", "name", "response_length", "response_time", "start_time")
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, okapi: Okapi) -> None:
         self.name = name
         self.response_time = 0.0  # ms
         self.response_length = 0
@@ -82,6 +83,14 @@ class Transaction:
         self.error: str | None = None  # the first failure: "<call name>: <message>" or the exception
         self.start_time = time.time()
         self.modules: okapi_trace.Times = {}  # --trace: where its calls' time went
+        self._okapi = okapi
+
+    def __enter__(self) -> Transaction:
+        self._okapi._open.append(self)
+        return self
+
+    def __exit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> None:
+        self._okapi._finish(self, exc)
 
     @property
     def failed(self) -> bool:
@@ -99,11 +108,21 @@ class _NoCookies(DefaultCookiePolicy):
 
 
 def _switch_off_cookies(session: Any) -> None:
-    jar = getattr(session, "cookiejar", None)  # FastHttpSession
-    if jar is None:
-        jar = session.cookies  # requests.Session and Locust's HttpSession
+    client = getattr(session, "client", None)
+    if hasattr(client, "cookiejar"):  # FastHttpSession: its user agent then skips cookies altogether
+        client.cookiejar = None
+        return
+    jar = session.cookies  # requests.Session and Locust's HttpSession
     jar.set_policy(_NoCookies())
     jar.clear()
+
+
+@lru_cache(maxsize=1024)
+def _first_segment(path: str) -> str:
+    return path.lstrip("/").split("?", 1)[0].split("/", 1)[0]
+
+
+_UNRESERVED = re.compile(r"[A-Za-z0-9_.~-]+").fullmatch  # what quote() leaves as it is
 
 
 @lru_cache(maxsize=1024)
@@ -113,13 +132,17 @@ def _template_fields(path: str) -> tuple[str, ...]:
 
 def _expand(path: str, params: Mapping[str, Any]) -> str:
     fields = _template_fields(path)
-    if len(fields) != len(params) or set(fields) != set(params):
+    if len(fields) != len(params) or not all(f in params for f in fields):
         missing, extra = set(fields) - set(params), set(params) - set(fields)
         raise TypeError(f"{path}: path parameters {sorted(missing)} missing, {sorted(extra)} not in the template"
                         if missing else f"{path}: unknown arguments {sorted(extra)}")
     if not fields:
         return path
-    return path.format_map({k: quote(str(v), safe="") for k, v in params.items()})
+    values = {}
+    for k, v in params.items():
+        text = str(v)
+        values[k] = text if _UNRESERVED(text) else quote(text, safe="")  # ids and barcodes need no quoting
+    return path.format_map(values)
 
 
 def _summary(response: Any) -> str:
@@ -155,6 +178,9 @@ class Okapi:
         self._trace = trace  # --trace: takes (type, name, {module: [µs, calls]}) of calls and transactions
         self._next_slot = 0.0
         self._open: list[Transaction] = []
+        self._names: dict[tuple[str, str], str] = {}  # (method, path template) -> the record's name
+        self._base_headers = {"X-Okapi-Tenant": credentials.tenant, "Accept": "application/json, text/plain",
+                              **(BROWSER_HEADERS if browser else {})}
         _switch_off_cookies(session)
 
     def __repr__(self) -> str:
@@ -194,7 +220,13 @@ class Okapi:
         if params:
             target += ("&" if "?" in target else "?") + urlencode(params, doseq=True, quote_via=quote)
         body = jsonlib.dumps(json).encode() if json is not None else data
-        call = Call(method, target, self._label(name or f"{method} {path.split('?', 1)[0]}"), self._headers(target, headers, body),
+        if name is None:
+            name = self._names.get((method, path))
+            if name is None:
+                name = self._names[(method, path)] = self._label(f"{method} {path.split('?', 1)[0]}")
+        else:
+            name = self._label(name)
+        call = Call(method, target, name, self._headers(path, headers, body),
                     body if body is None or isinstance(body, bytes) else body.encode(), expect)
         outcome = self._drive(self.login.flow(call))
         if not outcome.ok:
@@ -220,36 +252,31 @@ class Okapi:
         if not outcome.ok:
             raise CallFailed(call.name, outcome.message, outcome.status)
 
-    @contextmanager
-    def transaction(self, name: str) -> Iterator[Transaction]:
-        """Times the calls made inside the block as one business transaction; recorded (over a Locust
+    def transaction(self, name: str) -> Transaction:
+        """Times the calls made inside the `with` block as one business transaction; recorded (over a Locust
         session) as request type "Transaction", failed if a call failed or an exception escaped. A run being
         stopped (RunStopped) is no outcome of the transaction: nothing is recorded then."""
-        t = Transaction(self._label(name))
-        self._open.append(t)
-        finished = False
-        try:
-            yield t
-            finished = True
-        except RunStopped:
-            raise
-        except Exception as exc:
-            finished = True
+        return Transaction(self._label(name), self)
+
+    def _finish(self, t: Transaction, exc: BaseException | None) -> None:
+        """The end of a transaction's block (Transaction.__exit__); `exc` escaped it."""
+        self._open.remove(t)
+        if exc is not None:
+            # a stop, or the user killed (GreenletExit): no outcome, nothing to record
+            if isinstance(exc, RunStopped) or not isinstance(exc, Exception):
+                return
             if t.error is None:
                 t.error = self._scrub(f"{type(exc).__name__}: {exc}")
             if not isinstance(exc, CallFailed):
                 exc.folioperf_transaction = t.name  # type: ignore[attr-defined]  # recorded: no task error besides
-            raise
-        finally:  # not reached with finished=True when the user is killed (GreenletExit): nothing to record
-            self._open.remove(t)
-            if finished and t.modules and self._trace is not None:
-                self._trace(TRANSACTION, t.name, t.modules)
-            if finished and self._locust:
-                self._session.request_event.fire(
-                    request_type=TRANSACTION, name=t.name, response_time=t.response_time,
-                    response_length=t.response_length, exception=TransactionFailed(t.error) if t.error else None,
-                    context=self._context(), response=None, start_time=t.start_time, url=None,
-                )
+        if t.modules and self._trace is not None:
+            self._trace(TRANSACTION, t.name, t.modules)
+        if self._locust:
+            self._session.request_event.fire(
+                request_type=TRANSACTION, name=t.name, response_time=t.response_time,
+                response_length=t.response_length, exception=TransactionFailed(t.error) if t.error else None,
+                context=self._context(), response=None, start_time=t.start_time, url=None,
+            )
 
     # -- the wire -------------------------------------------------------------------------------------
     def _drive(self, flow: Generator[Call, Outcome, Any]) -> Any:
@@ -276,17 +303,11 @@ class Okapi:
                 if not outcome.ok and t.error is None:
                     t.error = f"{call.name}: {outcome.message}"
 
-    def _headers(self, target: str, extra: Mapping[str, str] | None, body: Any) -> dict[str, str]:
-        segment = target.lstrip("/").split("?", 1)[0].split("/", 1)[0]
-        headers = {
-            "X-Okapi-Tenant": self.credentials.tenant,
-            "X-Okapi-Request-Id": f"{random.randrange(1_000_000):06d}/{segment}",  # Okapi's own format
-            "Accept": "application/json, text/plain",
-        }
+    def _headers(self, path: str, extra: Mapping[str, str] | None, body: Any) -> dict[str, str]:
+        headers = self._base_headers.copy()
+        headers["X-Okapi-Request-Id"] = f"{random.randrange(1_000_000):06d}/{_first_segment(path)}"  # Okapi's format
         if body is not None:
             headers["Content-Type"] = "application/json"
-        if self.browser:
-            headers.update(BROWSER_HEADERS)
         if extra:
             headers.update(extra)
         return headers
