@@ -1,7 +1,7 @@
 """Load generator speed and measurement overhead, measured side by side in one run on this machine.
 
     python bench/generator.py [--rounds 3] [--seconds 5] [--users 32] [--overhead-seconds 20] [--overhead-users 20]
-                              [--prometheus]
+                              [--prometheus] [--trace]
 
 1. Requests per core. The same GET, back to back from --users users, by one Locust process running a
    bare FastHttpUser loop (bench/locust_bare.py) and one running it through folioperf
@@ -19,6 +19,9 @@
       `--prometheus` to a Prometheus that scrapes it every second (Debian's `prometheus` when installed,
       else a loop that GETs /metrics each second). The verdict (goal >= 0.97: the metrics cost at most 3 %
       of requests per core) is the median ratio of these rounds.
+   d. with --trace, the same for folioperf and folioperf --trace (the server's answers carry Okapi's
+      X-Okapi-Trace lines of an auth filter and the serving module, which --trace reads into each module's
+      time). Goal >= 0.97, as in c.
 
 2. Measurement overhead. A sandbox whose latency profile gives `GET /groups/{id}` a fixed 50 ms delay
    (after a short unmeasured warm-up). First --overhead-users users GET it through folioperf for
@@ -64,6 +67,7 @@ BENCH = Path(__file__).resolve().parent
 BARE, FOLIO = BENCH / "locust_bare.py", BENCH / "locust_folio.py"
 SIDES = {"bare": BARE, "folioperf": FOLIO}
 PROMETHEUS_SIDE = "folioperf --prometheus"  # folioperf serving live metrics, scraped every second
+TRACE_SIDE = "folioperf --trace"  # folioperf reading each answer's X-Okapi-Trace lines
 SCRAPE_INTERVAL_S = 1.0
 BENCH_DB = "postgresql://postgres@127.0.0.1:5432/folioperf_bench_generator"
 DELAY_MS = 50.0
@@ -103,7 +107,10 @@ def okapi_server() -> None:
                         "expirationOffsetInDays": 0, "metadata": {"createdDate": "2024-01-01T00:00:00.000+00:00",
                                                                   "updatedDate": "2024-01-01T00:00:00.000+00:00"}}).encode()
     json_type = ("Content-Type", "application/json")
-    group_answer = _answer("200 OK", [json_type, ("X-Okapi-Trace", "GET mod-users-19.4.0 /groups : 200 300us")], group)
+    group_answer = _answer("200 OK", [json_type,  # Okapi with trace_headers=true: the auth filter, the serving module
+                                      ("X-Okapi-Trace", f"GET mod-authtoken-2.16.0 http://10.0.0.5:9131/groups/{GROUP} : 202 310us"),
+                                      ("X-Okapi-Trace", f"GET mod-users-19.5.4 http://10.0.0.5:9132/groups/{GROUP} : 200 1200us")],
+                           group)
     expiry = _answer("201 Created", [json_type, ("Set-Cookie", f"folioAccessToken={token}; Max-Age=86400; Path=/; Secure; HttpOnly"),
                                      ("Set-Cookie", f"folioRefreshToken={token}; Max-Age=604800; Path=/authn; Secure; HttpOnly")],
                      b'{"accessTokenExpiration":"2099-01-01T00:00:00Z","refreshTokenExpiration":"2099-01-01T00:00:00Z"}')
@@ -324,7 +331,8 @@ def throughput(sides: list[str], server: OkapiServer, token: str, users: int, se
                cpu: int | None, scraper: Scraper | None = None) -> dict[str, dict]:
     """Run the given sides at once (each its own Locust process on `cpu`); figures of each over one window."""
     procs = [start_locust(side, server.url, users, START_TIMEOUT + seconds + 30, workdir / side, cpu,
-                          ("--prometheus", str(scraper.port)) if side == PROMETHEUS_SIDE and scraper else (),
+                          ("--prometheus", str(scraper.port)) if side == PROMETHEUS_SIDE and scraper else
+                          ("--trace",) if side == TRACE_SIDE else (),
                           GENERATOR_BENCH_TOKEN=token, FOLIOPERF_PASSWORD="bench") for side in sides]
     try:
         deadline = time.monotonic() + START_TIMEOUT
@@ -479,6 +487,7 @@ def main() -> int:
     ap.add_argument("--overhead-users", type=int, default=20, help="users of the overhead runs (default 20)")
     ap.add_argument("--prometheus", action="store_true",
                     help="also measure folioperf serving --prometheus, scraped every second, against folioperf (1c)")
+    ap.add_argument("--trace", action="store_true", help="also measure folioperf --trace against folioperf (1d)")
     args = ap.parse_args()
     if min(args.rounds, args.users, args.overhead_users) < 1 or min(args.seconds, args.overhead_seconds) <= 0:
         ap.error("rounds, users and seconds must be positive")
@@ -488,6 +497,7 @@ def main() -> int:
     alternating: list[tuple[str, dict]] = []
     paired: list[dict[str, dict]] = []
     with_metrics: list[dict[str, dict]] = []
+    with_trace: list[dict[str, dict]] = []
     scraper = None
     with tempfile.TemporaryDirectory(prefix="folioperf-generator-bench-") as tmp:
         work = Path(tmp)
@@ -506,6 +516,11 @@ def main() -> int:
                     sides = ["folioperf", PROMETHEUS_SIDE] if n % 2 == 0 else [PROMETHEUS_SIDE, "folioperf"]
                     with_metrics.append(throughput(sides, server, token, args.users, args.seconds,
                                                    work / f"metrics-{n}", locust_cpu, scraper))
+            if args.trace:
+                for n in range(args.rounds):
+                    sides = ["folioperf", TRACE_SIDE] if n % 2 == 0 else [TRACE_SIDE, "folioperf"]
+                    with_trace.append(throughput(sides, server, token, args.users, args.seconds, work / f"trace-{n}",
+                                                 locust_cpu))
             floor = idle_floor(server)
         finally:
             server.stop()
@@ -535,6 +550,12 @@ def main() -> int:
         metrics_ratio = statistics.median(side_by_side(with_metrics, "folioperf", PROMETHEUS_SIDE))
         print(f"   requests per core, folioperf --prometheus / folioperf: {metrics_ratio:.3f} (median; goal >= 0.97: "
               f"{'met' if metrics_ratio >= 0.97 else 'NOT met'})")
+    trace_ratio = None
+    if with_trace:
+        print("   d. side by side on the same CPU: folioperf, and folioperf --trace")
+        trace_ratio = statistics.median(side_by_side(with_trace, "folioperf", TRACE_SIDE))
+        print(f"   requests per core, folioperf --trace / folioperf: {trace_ratio:.3f} (median; goal >= 0.97: "
+              f"{'met' if trace_ratio >= 0.97 else 'NOT met'})")
 
     alone, pair = over["alone"], over["paired"]
     print(f"2. {GET_NAME} delayed {DELAY_MS:g} ms by the sandbox, {args.overhead_seconds:g} s per run; "
@@ -567,6 +588,7 @@ def main() -> int:
         "floor_round_trip_p99_ms": round(floor["round_trip"][1], 2),
         "folioperf_requests": alone["count"], "sandbox_requests": alone["sandbox_count"],
         **({"prometheus_ratio_per_core": round(metrics_ratio, 3)} if metrics_ratio is not None else {}),
+        **({"trace_ratio_per_core": round(trace_ratio, 3)} if trace_ratio is not None else {}),
     }))
     return 0
 

@@ -360,7 +360,7 @@ class Metrics:
         self._settled: dict[int, dict[Key, _Settled]] = {}
         self._totals: dict[Key, Tally] = {}
         self._failures: dict[tuple[str, str, str], int] = {}
-        self._modules: dict[tuple[str, str, str], ModuleTally] = {}
+        self._modules: dict[Key, dict[str, ModuleTally]] = {}  # (type, name) -> module -> its time
         self.traced = 0  # API responses with X-Okapi-Trace lines (--trace)
         self.untraced = 0  # ... and without
         self.started = self._clock()
@@ -403,21 +403,31 @@ class Metrics:
 
     def record_trace(self, request_type: str, name: str, times: Mapping[str, Sequence[int]]) -> None:
         """Where one response's (or transaction's) time went: {module: (µs, calls)} (folioperf.okapi_trace);
-        an API response without trace headers comes with no times."""
+        an API response without trace headers comes with no times. Inline like `record`: it runs per response."""
         if not times:
             self.untraced += 1
             return
         if request_type != TRANSACTION:
             self.traced += 1
-        modules = self._modules
+        row = self._modules.get((request_type, name))
+        if row is None:
+            row = self._modules[(request_type, name)] = {}
         for module, (us, hops) in times.items():
-            key = (request_type, name, module)
-            tally = modules.get(key)
+            tally = row.get(module)
             if tally is None:
-                tally = modules[key] = ModuleTally()
+                tally = row[module] = ModuleTally()
             tally.count += 1
             tally.hops += hops
-            tally.time(us)
+            tally.sum_us += us
+            if us < tally.min_us:
+                tally.min_us = us
+            if us > tally.max_us:
+                tally.max_us = us
+            shift = us.bit_length() - SUB_BUCKET_BITS
+            if shift > 0:
+                us = us >> shift << shift
+            buckets = tally.buckets
+            buckets[us] = buckets.get(us, 0) + 1
 
     def _open_window(self, index: int) -> None:
         self._open_index = index
@@ -459,7 +469,8 @@ class Metrics:
             "windows": [[index, key[0], key[1], *tally.to_wire()]
                         for index, window in self._windows.items() for key, tally in window.items()],
             "failures": [[*failure, n] for failure, n in self._failures.items()],
-            "modules": [[*key, *tally.to_wire()] for key, tally in self._modules.items()],
+            "modules": [[*key, module, *tally.to_wire()] for key, row in self._modules.items()
+                        for module, tally in row.items()],
             "traced": self.traced,
             "untraced": self.untraced,
         }
@@ -489,11 +500,11 @@ class Metrics:
             if not seen and self.on_new_failure is not None:
                 self.on_new_failure(*failure)
         for request_type, name, module, *values in report.get("modules", ()):
-            key = (request_type, name, module)
+            row = self._modules.setdefault((request_type, name), {})
             tally = ModuleTally.from_wire(values)
-            current = self._modules.get(key)
+            current = row.get(module)
             if current is None:
-                self._modules[key] = tally
+                row[module] = tally
             else:
                 current.add(tally)
         self.traced += report.get("traced", 0)
@@ -541,7 +552,8 @@ class Metrics:
         failures = sorted((Failure(t, n, e, count) for (t, n, e), count in self._failures.items()),
                           key=lambda f: (-f.occurrences, f.type, f.name, f.error))
         modules = sorted((ModuleTime.from_tally(t, n, m, tally, totals.get((t, n)))
-                          for (t, n, m), tally in self._modules.items()), key=lambda m: (entry_order(m), -m.total))
+                          for (t, n), row in self._modules.items() for m, tally in row.items()),
+                         key=lambda m: (entry_order(m), -m.total))
         return Snapshot(duration_s=round(duration, 3), entries=tuple(entries), windows=tuple(rows),
                         failures=tuple(failures), modules=tuple(modules), traced=self.traced,
                         untraced=self.untraced)

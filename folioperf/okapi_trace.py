@@ -23,19 +23,19 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from urllib.parse import urlsplit
+from functools import lru_cache
 
 HEADER = "X-Okapi-Trace"
 GATEWAY = "gateway and network"  # not a module name: FOLIO's start with mod-, edge-, okapi or folio-
 NO_HEADERS = ("sent no X-Okapi-Trace headers, so there is no per-module time: start Okapi with trace_headers=true "
               "(java -Dtrace_headers=true ...; off by default since Okapi 4.10.0); Eureka's Kong sends none")
-_LINE = re.compile(r"(?P<method>[A-Z]+) (?P<module>\S+) (?P<url>\S+) : (?P<status>\S+) (?P<us>\d+)us\Z")
 _VERSION = re.compile(r"-\d+\.\d+\.\d+\S*\Z")
 
 # module -> (µs, hops) for one response or transaction
 Times = dict[str, list[int]]
 
 
+@lru_cache(maxsize=4096)
 def module_name(module_id: str) -> str:
     """`mod-circulation-24.0.0-SNAPSHOT.1` -> `mod-circulation`: a release's module, whatever its version."""
     return _VERSION.sub("", module_id)
@@ -57,47 +57,66 @@ def header_lines(response: object) -> list[str]:
     return value.split(", ") if value else []
 
 
+@lru_cache(maxsize=8192)
+def _hop(head: str) -> tuple[str, str] | None:
+    """(module name, URL path) of a line's "<METHOD> <module id> <URL> : <status>", or None when it is not
+    Okapi's format. Cached: most lines repeat but for their time, as Okapi cuts query strings to ".."."""
+    parts = head.split(" ")
+    if len(parts) != 5 or parts[3] != ":":
+        return None
+    url = parts[2]
+    scheme = url.find("//")
+    start = url.find("/", scheme + 2) if scheme >= 0 else 0  # the path after scheme and host
+    path = url[start:] if start >= 0 else "/"
+    return module_name(parts[1]), path[:-2] if path.endswith("..") else path
+
+
 def breakdown(lines: Iterable[str], path: str, response_us: int) -> Times | None:
     """Each module's time (µs) and hops in one response to a request for `path` (no query); None when no
     line can be read (Okapi without trace headers, Kong, a proxy that drops them)."""
-    chain: list[tuple[str, int]] = []
-    calls: list[tuple[str, int]] = []
-    for line in lines:
-        match = _LINE.match(line.strip())
-        if match is None:
-            continue
-        url_path = urlsplit(match["url"]).path
-        if url_path.endswith(".."):
-            url_path = url_path[:-2]
-        hop = (module_name(match["module"]), int(match["us"]))
-        (chain if url_path == path else calls).append(hop)
-    if not chain and not calls:
-        return None
     times: Times = {}
-
-    def add(module: str, us: int) -> None:
-        slot = times.get(module)
-        if slot is None:
-            times[module] = [us, 1]
-        else:
-            slot[0] += us
-            slot[1] += 1
-
-    called = sum(us for _, us in calls)
-    for module, us in calls:
-        add(module, us)
-    if chain:
-        *filters, (serving, serving_us) = chain
-        for module, us in filters:
-            add(module, us)
-        add(serving, max(serving_us - called, 0))
-        chain_us = sum(us for _, us in chain)
+    chain_us = called = 0
+    serving: str | None = None  # the chain's last hop so far, and its time
+    serving_us = 0
+    for line in lines:
+        cut = line.rfind(" ")
+        if cut < 0 or not line.endswith("us"):
+            continue
+        try:
+            us = int(line[cut + 1:-2])
+        except ValueError:
+            continue
+        hop = _hop(line[:cut])
+        if hop is None:
+            continue
+        module, url_path = hop
+        if url_path == path:  # a hop of the request's own chain: the one before it was a filter
+            if serving is not None:
+                _add(times, serving, serving_us)
+            serving, serving_us = module, us
+            chain_us += us
+        else:  # a call the serving module made
+            _add(times, module, us)
+            called += us
+    if serving is None and not times:
+        return None
+    if serving is not None:
+        _add(times, serving, max(serving_us - called, 0))
     else:  # only calls: nothing says who made them
         chain_us = called
     gateway = response_us - chain_us
     if gateway > 0:
         times[GATEWAY] = [gateway, 0]
     return times
+
+
+def _add(times: Times, module: str, us: int) -> None:
+    slot = times.get(module)
+    if slot is None:
+        times[module] = [us, 1]
+    else:
+        slot[0] += us
+        slot[1] += 1
 
 
 def add_times(into: Times, times: Times) -> None:
