@@ -27,8 +27,8 @@
    (after a short unmeasured warm-up). First --overhead-users users GET it through folioperf for
    --overhead-seconds: folioperf's own p50 and p99 minus 50 ms are the verdict (goal <= 2 ms at p99).
    Then, for the same time, half as many users through folioperf and half through the bare loop at once,
-   so both see the same machine. Each run also shows what the sandbox reports per request in its
-   X-Okapi-Trace header (from taking the request to answering it, the delay included) and, per request,
+   so both see the same machine. Each run also shows what the sandbox (with --trace-headers) reports per
+   request in its X-Okapi-Trace lines (auth filter and serving module, the delay included) and, per request,
    the client's time minus the sandbox's (the generator, the loopback and the scheduler). The sandbox's
    request counter is printed next to folioperf's count; and, for scale, this machine's floor with no
    generator at all: how late a 50 ms sleep wakes up, and a loopback round trip to the tiny server
@@ -434,7 +434,8 @@ def overhead(users: int, seconds: float, workdir: Path) -> dict:
                        f'"{GET_NAME}" = {{ fixed = {DELAY_MS:g} }}\n')
     drop_database(BENCH_DB)
     ensure_database(BENCH_DB)
-    sandbox = start_sandbox(BENCH_DB, log_path=str(workdir / "sandbox.log"), latency_profile=str(profile))
+    sandbox = start_sandbox(BENCH_DB, log_path=str(workdir / "sandbox.log"), latency_profile=str(profile),
+                            trace_headers=True)
     try:
         env = {"GENERATOR_BENCH_TRACE": "1", "GENERATOR_BENCH_TOKEN": sandbox.login(),
                "FOLIOPERF_PASSWORD": DEFAULT_ADMIN_PASSWORD}

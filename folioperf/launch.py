@@ -316,6 +316,8 @@ def _sandbox(args: argparse.Namespace, stack: ExitStack, directory: str) -> Endp
         options["latency_profile"] = args.latency_profile
     if args.folio_release:
         options["folio_release"] = args.folio_release
+    if args.trace:  # Okapi's trace_headers=true, which --trace reads
+        options["trace_headers"] = True
     err.print(f"starting the sandbox on {db.redact(dsn)} ...")
     sandbox = start_sandbox(dsn, log_path=os.path.join(directory, "sandbox.log"), **options)
     stack.callback(sandbox.stop)

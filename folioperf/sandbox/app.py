@@ -46,6 +46,7 @@ from folioperf.sandbox import (
     users,
     users_bl,
 )
+from folioperf.sandbox import trace
 from folioperf.sandbox.counters import Counters
 from folioperf.sandbox.deployment import Deployment, deploy
 from folioperf.sandbox.latency import Profile
@@ -73,6 +74,7 @@ class Settings:
     same_site: str | None = None  # None: mod-login's Lax, or mod-login-keycloak's None on Eureka
     pool_size: int = 10
     latency_profile: Profile | None = None  # per-endpoint delays added before answering (latency.py)
+    trace_headers: bool = False  # X-Okapi-Trace lines, as Okapi's trace_headers=true (trace.py)
     extra_modules: list[Callable[[Router], None]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -351,12 +353,25 @@ class OkapiGateway:
             raise HttpError(404, f"No suitable module found for path {req.path} for tenant {tenant}")
         req.route, req.params = route, params
         req.token = _token(req.environ)
+        traced = sb.settings.trace_headers
+        filtered = time.perf_counter()
         try:
             if route.permission is not None:
                 self._authorize(req, route.permission)
+        except HttpError as exc:  # the filter answered: the module is never called
+            if traced:
+                req.trace = trace.Trace(int((time.perf_counter() - filtered) * 1e6), denied=True)
+            return route, Response(exc.status, exc.body, exc.content_type)
+        req.served = time.perf_counter()
+        if traced:
+            req.trace, token = trace.begin(int((req.served - filtered) * 1e6))
+        try:
             return route, route.handler(req)
         except HttpError as exc:
             return route, Response(exc.status, exc.body, exc.content_type)
+        finally:
+            if traced:
+                trace.end(token)
 
     def _authorize(self, req: Request, permission: str) -> None:
         """mod-authtoken's filter (folio-api.md §1.4)."""
@@ -388,13 +403,25 @@ class OkapiGateway:
         request_id = f"{random.randrange(1_000_000):06d}/{segment}"
         incoming = req.header("X-Okapi-Request-Id")
         headers = [("X-Okapi-Request-Id", f"{incoming};{request_id}" if incoming else request_id)]
-        if route is not None:
-            elapsed_us = int((time.perf_counter() - started) * 1e6)
-            s = self.sandbox.settings
-            module = self.sandbox.deployment.module_id(route.module)
-            trace = f"{req.method} {module} http://{s.host}:{s.port}{req.path} : {resp.status} {elapsed_us}us"
-            headers.append(("X-Okapi-Trace", trace))
+        if route is not None and req.trace is not None:
+            headers += self._trace_lines(req, route, resp)
         return headers
+
+    def _trace_lines(self, req: Request, route: Route, resp: Response) -> list[tuple[str, str]]:
+        """Okapi's X-Okapi-Trace lines with trace_headers=true (sandbox/trace.py): the auth filter, the calls
+        the serving module made, then the serving module's hop, from the filter's end to the answer."""
+        served_us = int((time.perf_counter() - req.served) * 1e6)
+        s, module_id, tr = self.sandbox.settings, self.sandbox.deployment.module_id, req.trace
+        assert tr is not None
+        base = f"http://{s.host}:{s.port}"
+        lines = [("X-Okapi-Trace", f"{req.method} {module_id('mod-authtoken')} {base}{req.path} : "
+                                   f"{resp.status if tr.denied else 202} {tr.filter_us}us")]
+        if not tr.denied:
+            lines += [("X-Okapi-Trace", f"{method} {module_id(module)} {base}{path} : {status} {us}us")
+                      for method, module, path, status, us in tr.hops]
+            lines.append(("X-Okapi-Trace", f"{req.method} {module_id(route.module)} {base}{req.path} : "
+                                           f"{resp.status} {served_us}us"))
+        return lines
 
     def _okapi_api(self, req: Request) -> Response:
         """Okapi's own endpoints a client reads: version, health, tenants and a tenant's modules."""

@@ -20,6 +20,7 @@ from folioperf.sandbox import lookups
 from folioperf.sandbox.schema import BY_NAME
 from folioperf.sandbox.storage import Collection, register_collection
 from folioperf.sandbox.web import UUID, HttpError, Request, Response, Router, error, json_response
+from folioperf.sandbox.trace import calls
 
 MANUAL_MESSAGES = {
     "borrowing": "Patron blocked from borrowing",
@@ -40,6 +41,7 @@ USERS, MANUAL, LIMITS = BY_NAME["users"], BY_NAME["manualblocks"], BY_NAME["patr
 CONDITIONS, LOAN, ACCOUNTS = BY_NAME["patron_block_conditions"], BY_NAME["loan"], BY_NAME["accounts"]
 
 
+@calls("GET", "mod-users", "/users..")
 def user_and_blocks(conn: psycopg.Connection, tenant: str, *, barcode: str | None = None,
                     user_id: str | None = None) -> tuple[dict | None, list[dict], bool]:
     """(user, the user's manual blocks, whether the user's patron group has block limits) in one query."""
@@ -136,6 +138,7 @@ def automated_errors(conn: psycopg.Connection, tenant: str, user: dict, action: 
     return [error(b["message"]) for b in automated_blocks(conn, tenant, user) if b[flag]]
 
 
+@calls("GET", "mod-patron-blocks", "/automated-patron-blocks")
 def action_errors(conn: psycopg.Connection, tenant: str, user: dict, manual: list[dict], has_limits: bool, action: str) -> list[dict]:
     """Manual then automated block errors for `action` ("borrowing", "renewals" or "requests")."""
     errors = manual_errors(manual, action)

@@ -33,6 +33,7 @@ from folioperf.sandbox.schema import BY_NAME
 from folioperf.sandbox.storage import Collection, register_collection, view_page
 from folioperf.sandbox.validation import parse_date_time
 from folioperf.sandbox.web import TEXT, UUID, HttpError, Request, Response, Router, Unprocessable, error, json_response
+from folioperf.sandbox.trace import calls
 
 MODULE = "mod-circulation"
 PATRON_ACTION_SESSION = BY_NAME["patron_action_session"]
@@ -140,11 +141,13 @@ def loans_view(conn: psycopg.Connection, tenant: str, where: sql.Composable, par
     return [r[0] for r in conn.execute(stmt, (*params, limit, offset))]
 
 
+@calls("GET", "mod-circulation-storage", "/loan-storage/loans..")
 def loan_by_id(conn: psycopg.Connection, tenant: str, loan_id: str) -> dict | None:
     rows = loans_view(conn, tenant, sql.SQL("id = %s"), (loan_id,))
     return rows[0] if rows else None
 
 
+@calls("GET", "mod-inventory-storage", "/item-storage/items..")
 def item_summary(conn: psycopg.Connection, tenant: str, item_id: str) -> dict | None:
     stmt = sql.SQL("SELECT " + _ITEM_SUMMARY + " FROM (SELECT 1) one") + _item_joins(tenant, "%s::uuid")
     row = conn.execute(stmt, (item_id,)).fetchone()
@@ -178,6 +181,7 @@ def _text(value: object) -> str | None:
 
 
 # -- check-out ------------------------------------------------------------------------------------------
+@calls("GET", "mod-circulation-storage", "/loan-storage/loans..")
 def _item_limit_error(conn: psycopg.Connection, tenant: str, user: dict, item: dict, policy: dict, rule, barcode: str) -> list[dict]:
     """mod-circulation's ItemLimitValidator: open loans of this user under this loan policy (of the same
     material type / loan type when the matched rule names them) must stay below `itemLimit`."""
@@ -295,10 +299,7 @@ def check_out(req: Request) -> Response:
             }
             if proxy is not None:
                 loan["proxyUserId"] = proxy["id"]
-            conn.execute(
-                sql.SQL("INSERT INTO {loan} (id, jsonb) VALUES (%(id)s, %(loan)s)").format(loan=LOAN.ident(tenant)),
-                {"id": loan_id, "loan": Jsonb({k: v for k, v in loan.items() if v is not None})},
-            )
+            _insert_loan(conn, tenant, {k: v for k, v in loan.items() if v is not None})
             update_item(conn, tenant, item["id"], {"status": {"name": "Checked out", "date": stamp}}, actor)
             _session(conn, tenant, user["id"], loan_id, "Check-out", actor)
             if first is not None and first.get("requesterId") == user["id"]:
@@ -310,6 +311,7 @@ def check_out(req: Request) -> Response:
     return pretty(body_loan or {}, 201, f"/circulation/loans/{loan_id}")
 
 
+@calls("GET", "mod-users", "/proxiesfor..")
 def _valid_proxy(conn: psycopg.Connection, tenant: str, sponsor_id: str, proxy_id: str) -> bool:
     """An active, unexpired proxyfor record making `proxy_id` a proxy of `sponsor_id`."""
     table = BY_NAME["proxyfor"]
@@ -325,6 +327,20 @@ def _valid_proxy(conn: psycopg.Connection, tenant: str, sponsor_id: str, proxy_i
     return False
 
 
+@calls("POST", "mod-circulation-storage", "/loan-storage/loans")
+def _insert_loan(conn: psycopg.Connection, tenant: str, loan: dict) -> None:
+    conn.execute(sql.SQL("INSERT INTO {} (id, jsonb) VALUES (%s, %s)").format(LOAN.ident(tenant)), (loan["id"], Jsonb(loan)))
+
+
+@calls("POST", "mod-circulation-storage", "/check-in-storage/check-ins")
+def _record_check_in(conn: psycopg.Connection, tenant: str, record: dict) -> None:
+    """A check_in row: mod-circulation-storage's check-in history, one per check-in."""
+    record_id = str(uuid.uuid4())
+    conn.execute(sql.SQL("INSERT INTO {} (id, jsonb) VALUES (%s, %s)").format(CHECK_IN.ident(tenant)),
+                 (record_id, Jsonb({"id": record_id, **record})))
+
+
+@calls("GET", "mod-circulation-storage", "/loan-policy-storage/loan-policies..")
 def _loan_policy(conn: psycopg.Connection, references: lookups.References, tenant: str, policy_id: str | None) -> dict:
     ref = references.get(conn, tenant, need=("loan_policies", policy_id or ""))
     policy = ref.loan_policies.get(policy_id or "")
@@ -333,6 +349,7 @@ def _loan_policy(conn: psycopg.Connection, references: lookups.References, tenan
     return policy
 
 
+@calls("POST", "mod-circulation-storage", "/patron-action-session-storage/patron-action-sessions")
 def _session(conn: psycopg.Connection, tenant: str, patron_id: str, loan_id: str, action: str, actor: str | None) -> None:
     """A patron_action_session row, which FOLIO's end-of-session notices read."""
     session_id = str(uuid.uuid4())
@@ -396,14 +413,10 @@ def check_in(req: Request) -> Response:
                 "status": {"name": "Closed"}, "action": "checkedin", "returnDate": iso(check_in_date),
                 "systemReturnDate": iso(stamp), "checkinServicePointId": service_point, "itemStatus": status}, actor)
             _session(conn, tenant, loan["userId"], loan["id"], "Check-in", actor)
-        record_id = str(uuid.uuid4())
-        conn.execute(
-            sql.SQL("INSERT INTO {} (id, jsonb) VALUES (%s, %s)").format(CHECK_IN.ident(tenant)),
-            (record_id, Jsonb({"id": record_id, "occurredDateTime": iso(check_in_date), "itemId": item["id"],
-                               "servicePointId": service_point, "performedByUserId": actor,
-                               "itemStatusPriorToCheckIn": previous, "requestQueueSize": len(queue),
-                               "itemLocationId": location, "metadata": _metadata(actor)})),
-        )
+        _record_check_in(conn, tenant, {
+            "occurredDateTime": iso(check_in_date), "itemId": item["id"], "servicePointId": service_point,
+            "performedByUserId": actor, "itemStatusPriorToCheckIn": previous, "requestQueueSize": len(queue),
+            "itemLocationId": location, "metadata": _metadata(actor)})
         loan_view = loan_by_id(conn, tenant, loan["id"]) if loan is not None else None
         summary = (loan_view or {}).get("item") or item_summary(conn, tenant, item["id"]) or {}
         requester = lookups.user_by_id(conn, tenant, fulfilled["requesterId"]) if fulfilled else None

@@ -75,4 +75,8 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     start.add_argument("--pool-size", type=int, default=10, help="database connections per process (default 10)")
     start.add_argument("--latency-profile", metavar="NAME|FILE.toml",
                        help="add per-endpoint delays like a real FOLIO's: a built-in profile (lotus) or a TOML file")
+    start.add_argument("--trace-headers", action="store_true",
+                       help="add Okapi's X-Okapi-Trace lines to every answer, as Okapi does with trace_headers=true "
+                            "(off by default, as in Okapi): the auth filter, the calls the serving module made to "
+                            "other modules, and the serving module, each with its time")
     start.set_defaults(handler="folioperf.sandbox.commands:start")

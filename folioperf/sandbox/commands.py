@@ -59,6 +59,7 @@ def start(args: argparse.Namespace) -> int:
         eureka=args.eureka,
         release=releases.release(args.folio_release),
         pool_size=args.pool_size,
+        trace_headers=args.trace_headers,
     )
     router = build_router(settings)
     platform = deployment(settings, router).platform  # the release exists on this platform and knows every module
@@ -81,6 +82,7 @@ def start(args: argparse.Namespace) -> int:
 
     def ready(url: str) -> None:
         delays = f"; latency profile: {profile.name}" if profile is not None else ""
+        delays += "; trace headers" if settings.trace_headers else ""
         print(f"folioperf sandbox ready at {url} (tenants: {', '.join(tenants)}; admin user: {args.admin_user}; "
               f"FOLIO {settings.release.title} on {platform.capitalize()}; processes: {args.processes}{delays})", flush=True)
 

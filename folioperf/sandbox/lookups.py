@@ -22,6 +22,7 @@ from psycopg.types.json import Jsonb
 from folioperf.folio_layout import Index, Table, index_expression
 from folioperf.sandbox import rules as circulation_rules
 from folioperf.sandbox.schema import BY_NAME
+from folioperf.sandbox.trace import calls
 
 REFERENCE_TTL = 5.0
 LOAN, ITEM, USERS, REQUEST = BY_NAME["loan"], BY_NAME["item"], BY_NAME["users"], BY_NAME["request"]
@@ -102,6 +103,7 @@ def is_open_loan(tenant: str) -> sql.SQL:
     return sql.SQL(_open_loan_predicate(tenant)[1])
 
 
+@calls("GET", "mod-inventory-storage", "/item-storage/items..")
 def lock_item(conn: psycopg.Connection, tenant: str, *, barcode: str | None = None, item_id: str | None = None) -> dict | None:
     """The item row, locked for this transaction (every circulation change to an item serialises here)."""
     if barcode is not None:
@@ -115,6 +117,7 @@ def lock_item(conn: psycopg.Connection, tenant: str, *, barcode: str | None = No
     return row[0] if row else None
 
 
+@calls("GET", "mod-users", "/users..")
 def user_by_barcode(conn: psycopg.Connection, tenant: str, barcode: str) -> dict | None:
     row = conn.execute(
         sql.SQL("SELECT jsonb FROM {} WHERE {}").format(USERS.ident(tenant), field_eq(USERS, tenant, "barcode", "v")),
@@ -123,6 +126,7 @@ def user_by_barcode(conn: psycopg.Connection, tenant: str, barcode: str) -> dict
     return row[0] if row else None
 
 
+@calls("GET", "mod-users", "/users..")
 def user_by_id(conn: psycopg.Connection, tenant: str, user_id: str) -> dict | None:
     row = conn.execute(sql.SQL("SELECT jsonb FROM {} WHERE id = %s::uuid").format(USERS.ident(tenant)), (user_id,)).fetchone()
     return row[0] if row else None
@@ -157,11 +161,13 @@ def patch_record(conn: psycopg.Connection, table: Table, tenant: str, record_id:
     )
 
 
+@calls("PUT", "mod-inventory-storage", "/item-storage/items")
 def update_item(conn: psycopg.Connection, tenant: str, item_id: str, patch: dict, user_id: str | None,
                 drop: tuple[str, ...] = ()) -> None:
     patch_record(conn, ITEM, tenant, item_id, patch, user_id, drop)
 
 
+@calls("PUT", "mod-circulation-storage", "/loan-storage/loans")
 def update_loan(conn: psycopg.Connection, tenant: str, loan_id: str, patch: dict, user_id: str | None,
                 drop: tuple[str, ...] = ()) -> None:
     patch_record(conn, LOAN, tenant, loan_id, patch, user_id, drop)

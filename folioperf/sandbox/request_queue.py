@@ -31,6 +31,7 @@ from folioperf.sandbox.lookups import REQUEST, iso, now, parse_date, update_item
 from folioperf.sandbox.policies import add_period, recall_due_date
 from folioperf.sandbox.storage import Collection, register_collection, view_page
 from folioperf.sandbox.web import UUID, HttpError, Request, Response, Router, Unprocessable, error, json_response, no_content
+from folioperf.sandbox.trace import calls
 
 MODULE = "mod-circulation"
 TYPES = ("Hold", "Recall", "Page")
@@ -56,6 +57,7 @@ def _position(request: dict) -> int:
     return value if isinstance(value, int) else 1 << 30
 
 
+@calls("GET", "mod-circulation-storage", "/request-storage/requests..")
 def queue_of_item(conn: psycopg.Connection, tenant: str, item_id: str) -> list[dict]:
     """The item's open requests in queue order."""
     rows = conn.execute(
@@ -95,6 +97,7 @@ def renumber(conn: psycopg.Connection, tenant: str, item_id: str) -> None:
     )
 
 
+@calls("PUT", "mod-circulation-storage", "/request-storage/requests")
 def close_request(conn: psycopg.Connection, tenant: str, request: dict, status: str, actor: str | None,
                   extra: dict | None = None) -> None:
     """Close a request (it leaves the queue) and renumber the queue."""
@@ -166,6 +169,7 @@ class Requester:
         return self._blocked
 
 
+@calls("GET", "mod-circulation-storage", "/request-storage/requests..")
 def item_context(conn: psycopg.Connection, tenant: str, item: dict) -> ItemContext:
     """What the rules need besides the item row, in one query: the instance's title, identifiers and
     contributors, the material type name, the call number, the open loan and the open requests."""

@@ -11,6 +11,7 @@ from urllib.parse import parse_qsl
 
 if TYPE_CHECKING:
     from folioperf.sandbox.app import Sandbox
+    from folioperf.sandbox.trace import Trace
 
 UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 # mod-patron's path regex: versions 1-5, RFC 4122 variant
@@ -76,7 +77,8 @@ def no_content() -> Response:
 
 
 class Request:
-    __slots__ = ("environ", "method", "path", "query", "params", "tenant", "token", "claims", "route", "sandbox", "_body")
+    __slots__ = ("environ", "method", "path", "query", "params", "tenant", "token", "claims", "route", "sandbox", "_body",
+                 "trace", "served")
 
     def __init__(self, environ: dict, sandbox: "Sandbox") -> None:
         self.environ = environ
@@ -90,6 +92,8 @@ class Request:
         self.route: Route | None = None
         self.sandbox = sandbox
         self._body: bytes | None = None
+        self.trace: Trace | None = None  # the calls the handler made (trace headers on; sandbox/trace.py)
+        self.served = 0.0  # perf_counter when the serving module's hop began (after the auth filter)
 
     def header(self, name: str) -> str | None:
         return self.environ.get("HTTP_" + name.upper().replace("-", "_"))

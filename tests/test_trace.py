@@ -1,0 +1,82 @@
+"""`folioperf run --trace` end to end: the built-in sandbox started with Okapi's trace headers, the real
+check-in/check-out workflow at its PTF settings, and each module's time in stats.json, the reports and
+`compare`; against a target that sends no trace headers, the user is told."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from folioperf import okapi_trace
+from tests.locust_process import clean_env
+from tests.test_run import BROWSE, only_results, run
+
+CHECK_OUT = "POST /circulation/check-out-by-barcode"
+CALLED = {"mod-users", "mod-inventory-storage", "mod-circulation-storage", "mod-patron-blocks"}
+
+
+@pytest.fixture(scope="module")
+def traced_run(run_dsn, tmp_path_factory):
+    cwd = tmp_path_factory.mktemp("trace")
+    proc = run(["check-in-check-out", "--trace", "--users", "4", "--duration", "30s", "--db", run_dsn], cwd, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert okapi_trace.NO_HEADERS not in proc.stdout + proc.stderr
+    return only_results(cwd / "results")
+
+
+def folioperf(*args: str, cwd) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "folioperf", *args], cwd=cwd, env=clean_env(), capture_output=True,
+                          text=True, timeout=120)
+
+
+def _table(text: str, heading: str) -> str:
+    """The Markdown table under a bold heading."""
+    start = text.index(heading)
+    end = text.find("\n\n", text.index("|", start))
+    return text[start:end if end >= 0 else None]
+
+
+def test_check_out_time_is_split_among_the_modules_mod_circulation_calls(traced_run):
+    stats = json.loads((traced_run.path / "stats.json").read_text())
+    assert stats["trace"]["responses"] > 0
+    api = next(e for e in stats["entries"] if e["name"] == CHECK_OUT)
+    rows = {m["module"]: m for m in stats["modules"] if m["name"] == CHECK_OUT and m["type"] == "POST"}
+    assert {"mod-authtoken", "mod-circulation"} | CALLED <= set(rows)
+    assert rows["mod-users"]["calls"] >= rows["mod-users"]["count"]  # at least one call per check-out
+    modules_ms = sum(m["avg"] for name, m in rows.items() if name != okapi_trace.GATEWAY)
+    assert 0.9 * api["avg"] <= modules_ms <= api["avg"] * 1.001, (modules_ms, api["avg"])
+    transaction = {m["module"] for m in stats["modules"] if m["type"] == "Transaction" and m["name"] == "Check-out"}
+    assert CALLED <= transaction
+
+
+def test_the_reports_show_where_the_time_goes(traced_run, tmp_path):
+    for name in ("report.md", "report.html"):
+        proc = folioperf("report", str(traced_run.path), "-o", name, cwd=tmp_path)
+        assert proc.returncode == 0, proc.stderr
+    md = (tmp_path / "report.md").read_text()
+    table = _table(md[md.index("## Where the time goes"):], f"**{CHECK_OUT}: where the time goes")
+    assert all(f"| {module} |" in table for module in CALLED | {"mod-circulation"}), table
+    html = (tmp_path / "report.html").read_text()
+    assert "Where the time goes" in html and "mod-circulation-storage" in html and "<img" in html
+
+
+def test_compare_shows_per_module_deltas(traced_run, tmp_path):
+    base = tmp_path / "base"
+    shutil.copytree(traced_run.path, base)
+    proc = folioperf("compare", str(base), str(traced_run.path), "-o", "compare.md", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    table = _table((tmp_path / "compare.md").read_text(), f"**{CHECK_OUT}: time per module")
+    assert all(f"| {module} |" in table for module in CALLED), table
+    assert "| mod-circulation-storage | " in table and "0.00% ≈ |" in table  # the same run on both sides
+
+def test_a_target_without_trace_headers_is_named(folio_sandbox, tmp_path):
+    proc = run([BROWSE, "--trace", "--users", "2", "--duration", "5s", "--okapi-url", folio_sandbox.url], tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    said = [line for line in (proc.stdout + proc.stderr).splitlines() if okapi_trace.NO_HEADERS in line]
+    assert len(said) == 1 and folio_sandbox.url in said[0], proc.stdout + proc.stderr
+    stats = json.loads((only_results(tmp_path / "results").path / "stats.json").read_text())
+    assert stats["trace"]["responses"] == 0 and stats["trace"]["without_trace"] > 0 and not stats.get("modules")
