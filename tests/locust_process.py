@@ -35,6 +35,12 @@ def locust_command(*args: str) -> list[str]:
     return [sys.executable, "-m", "locust", *args]
 
 
+def folioperf(*args: str, cwd: Path | str, timeout: float = 400, **env: str) -> subprocess.CompletedProcess:
+    """A folioperf command run to its end in `cwd`, as a user types it (the sandbox's admin password given)."""
+    return subprocess.run([sys.executable, "-m", "folioperf", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=timeout, env=clean_env(FOLIOPERF_PASSWORD="admin", **env))
+
+
 
 
 @dataclass

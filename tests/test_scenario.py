@@ -3,21 +3,14 @@ their own names in the results and the report."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 
 import pytest
 
 from folioperf import results
 from folioperf.report.runs import load_runs
-from tests.locust_process import FIXTURES, clean_env
+from tests.locust_process import FIXTURES, folioperf
 
 TWO_GROUPS = FIXTURES / "scenarios" / "two-groups.toml"
-
-
-def folioperf(*args: str, cwd, **env: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "folioperf", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=400, env=clean_env(FOLIOPERF_PASSWORD="admin", **env))
 
 
 def only_results(root):

@@ -6,13 +6,11 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 
 import pytest
 
 from folioperf import okapi_trace
-from tests.locust_process import clean_env
+from tests.locust_process import folioperf
 from tests.test_run import BROWSE, only_results, run
 
 CHECK_OUT = "POST /circulation/check-out-by-barcode"
@@ -26,11 +24,6 @@ def traced_run(run_dsn, tmp_path_factory):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert okapi_trace.NO_HEADERS not in proc.stdout + proc.stderr
     return only_results(cwd / "results")
-
-
-def folioperf(*args: str, cwd) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "folioperf", *args], cwd=cwd, env=clean_env(), capture_output=True,
-                          text=True, timeout=120)
 
 
 def _table(text: str, heading: str) -> str:

@@ -414,14 +414,12 @@ class OkapiGateway:
         s, module_id, tr = self.sandbox.settings, self.sandbox.deployment.module_id, req.trace
         assert tr is not None
         base = f"http://{s.host}:{s.port}"
-        lines = [("X-Okapi-Trace", f"{req.method} {module_id('mod-authtoken')} {base}{req.path} : "
-                                   f"{resp.status if tr.denied else 202} {tr.filter_us}us")]
+        hops = [(req.method, "mod-authtoken", req.path, resp.status if tr.denied else 202, tr.filter_us)]
         if not tr.denied:
-            lines += [("X-Okapi-Trace", f"{method} {module_id(module)} {base}{path} : {status} {us}us")
-                      for method, module, path, status, us in tr.hops]
-            lines.append(("X-Okapi-Trace", f"{req.method} {module_id(route.module)} {base}{req.path} : "
-                                           f"{resp.status} {served_us}us"))
-        return lines
+            hops += tr.hops
+            hops.append((req.method, route.module, req.path, resp.status, served_us))
+        return [("X-Okapi-Trace", f"{method} {module_id(module)} {base}{path} : {status} {us}us")
+                for method, module, path, status, us in hops]
 
     def _okapi_api(self, req: Request) -> Response:
         """Okapi's own endpoints a client reads: version, health, tenants and a tenant's modules."""

@@ -20,6 +20,7 @@ import psycopg
 from psycopg import sql
 from psycopg.types.json import Jsonb
 
+from folioperf.folio_layout import Table
 from folioperf.sandbox import blocks, lookups, request_queue
 from folioperf.sandbox.lookups import ITEM, LOAN, iso, now, parse_date, update_item, update_loan, uuid_of
 from folioperf.sandbox.policies import (
@@ -327,17 +328,23 @@ def _valid_proxy(conn: psycopg.Connection, tenant: str, sponsor_id: str, proxy_i
     return False
 
 
+def _insert(conn: psycopg.Connection, table: Table, tenant: str, record: dict) -> None:
+    """One storage row written inside mod-circulation's transaction (no RMB checks: the caller built it);
+    a record without an id gets a new one."""
+    record = {"id": str(uuid.uuid4()), **record}
+    conn.execute(sql.SQL("INSERT INTO {} (id, jsonb) VALUES (%s, %s)").format(table.ident(tenant)),
+                 (record["id"], Jsonb(record)))
+
+
 @calls("POST", "mod-circulation-storage", "/loan-storage/loans")
 def _insert_loan(conn: psycopg.Connection, tenant: str, loan: dict) -> None:
-    conn.execute(sql.SQL("INSERT INTO {} (id, jsonb) VALUES (%s, %s)").format(LOAN.ident(tenant)), (loan["id"], Jsonb(loan)))
+    _insert(conn, LOAN, tenant, loan)
 
 
 @calls("POST", "mod-circulation-storage", "/check-in-storage/check-ins")
 def _record_check_in(conn: psycopg.Connection, tenant: str, record: dict) -> None:
     """A check_in row: mod-circulation-storage's check-in history, one per check-in."""
-    record_id = str(uuid.uuid4())
-    conn.execute(sql.SQL("INSERT INTO {} (id, jsonb) VALUES (%s, %s)").format(CHECK_IN.ident(tenant)),
-                 (record_id, Jsonb({"id": record_id, **record})))
+    _insert(conn, CHECK_IN, tenant, record)
 
 
 @calls("GET", "mod-circulation-storage", "/loan-policy-storage/loan-policies..")
@@ -352,12 +359,8 @@ def _loan_policy(conn: psycopg.Connection, references: lookups.References, tenan
 @calls("POST", "mod-circulation-storage", "/patron-action-session-storage/patron-action-sessions")
 def _session(conn: psycopg.Connection, tenant: str, patron_id: str, loan_id: str, action: str, actor: str | None) -> None:
     """A patron_action_session row, which FOLIO's end-of-session notices read."""
-    session_id = str(uuid.uuid4())
-    conn.execute(
-        sql.SQL("INSERT INTO {} (id, jsonb) VALUES (%s, %s)").format(PATRON_ACTION_SESSION.ident(tenant)),
-        (session_id, Jsonb({"id": session_id, "patronId": patron_id, "loanId": loan_id, "actionType": action,
-                            "metadata": _metadata(actor)})),
-    )
+    _insert(conn, PATRON_ACTION_SESSION, tenant, {"patronId": patron_id, "loanId": loan_id, "actionType": action,
+                                                  "metadata": _metadata(actor)})
 
 
 # -- check-in -------------------------------------------------------------------------------------------
