@@ -10,6 +10,7 @@ import shutil
 import pytest
 
 from folioperf import okapi_trace
+from folioperf.histogram import decode_histogram, percentiles_us
 from tests.locust_process import folioperf
 from tests.test_run import BROWSE, only_results, run
 
@@ -40,11 +41,15 @@ def test_check_out_time_is_split_among_the_modules_mod_circulation_calls(traced_
     rows = {m["module"]: m for m in stats["modules"] if m["name"] == CHECK_OUT and m["type"] == "POST"}
     assert {"mod-authtoken", "mod-circulation"} | CALLED <= set(rows)
     assert rows["mod-users"]["calls"] >= rows["mod-users"]["count"]  # at least one call per check-out
-    # The modules' hops cover the API's time; the rest is "gateway and network": the sandbox's own gateway, the
-    # loopback and the load generator. On an idle machine the modules hold about 92 %; the suite's parallel
-    # tests make the generator wait for a CPU, which lands there too, hence 80 % and not 90 % here.
-    modules_ms = sum(m["avg"] for name, m in rows.items() if name != okapi_trace.GATEWAY)
-    assert 0.8 * api["avg"] <= modules_ms <= api["avg"] * 1.001, (modules_ms, api["avg"])
+    # Every microsecond of every check-out is in one row: the rows' totals add up to the API's.
+    assert sum(m["total"] for m in rows.values()) == pytest.approx(api["avg"] * api["count"], rel=1e-3)
+    # The modules explain the typical check-out: for the median one, "gateway and network" (the sandbox's
+    # gateway, the loopback, the load generator) is at most 10 % of its latency. The median, not the mean:
+    # under the suite's parallel tests the generator now and then waits for a CPU, and each wait lands there
+    # (the mean's share reached 24 % that way, where an idle machine shows 8 %).
+    gateway = decode_histogram(rows[okapi_trace.GATEWAY]["histogram"])
+    (gateway_p50_us,) = percentiles_us(gateway, (0.5,), 0, max(gateway))
+    assert gateway_p50_us / 1000 <= 0.1 * api["p50"], (gateway_p50_us, api["p50"])
     transaction = {m["module"] for m in stats["modules"] if m["type"] == "Transaction" and m["name"] == "Check-out"}
     assert CALLED <= transaction
 
