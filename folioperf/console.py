@@ -151,8 +151,8 @@ class LiveView:
             bar = ProgressBar(total=self.duration_s, completed=min(elapsed, self.duration_s),
                               width=max(10, min(40, width - len(clock) - 1)))
             parts.append(Group(bar, Text(clock)) if width < 60 else _beside(bar, clock))
-            if elapsed > self.duration_s:  # --stop-timeout: users finish the iteration they are in
-                parts.append(Text(f"stopping: users finish their iteration (+{_clock(elapsed - self.duration_s)})"))
+            if elapsed > self.duration_s:  # --stop-timeout: users waiting for an answer get it
+                parts.append(Text(f"stopping: users finish their requests (+{_clock(elapsed - self.duration_s)})"))
         else:
             parts.append(Text(f"elapsed {_clock(elapsed)}"))
         snap = self.snapshot()

@@ -4,7 +4,9 @@
     ├── DatabaseUnreachable PostgreSQL could not be reached with the DSN given
     ├── CallFailed          a FOLIO API call ended with an outcome its caller did not expect
     └── RunStopped          no virtual user can go on (test data exhausted, login refused): the whole run
-                            stops with one logged reason and exit code 3
+                            stops with one logged reason and exit code 3 (also Unfinished)
+
+    Unfinished              a virtual user's iteration ended before its outcome: its transaction is not recorded
 """
 
 from __future__ import annotations
@@ -51,7 +53,12 @@ class CallFailed(FolioperfError):
         self.name, self.status = name, status
 
 
-class RunStopped(FolioperfError):
+class Unfinished(Exception):
+    """A virtual user's iteration ended before it had an outcome (the run stopped, the user was ended in a
+    pause): the transaction it was in is not recorded."""
+
+
+class RunStopped(FolioperfError, Unfinished):
     """Raised in a virtual user when the run cannot go on as specified; folioperf stops the whole run."""
 
     exit_code = 3

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, Callable
 
 import gevent
 import psutil
@@ -230,13 +230,13 @@ class FolioRun:
             raise FolioperfError(f"no FOLIO password in this process: set {PASSWORD_ENV}")
         return Credentials(self.settings.tenant, self.settings.username, self.password)
 
-    def okapi(self, session: Any, group: UserGroup) -> Okapi:
-        """A virtual user's FOLIO client over its Locust session."""
+    def okapi(self, session: Any, group: UserGroup, sleep: Callable[[float], None]) -> Okapi:
+        """A virtual user's FOLIO client over its Locust session; `sleep` is the user's pause."""
         s = self.settings
         return Okapi(session, self.credentials, auth=s.auth, shared_login=s.login == "shared",
                      refresh_margin=s.refresh_margin, logins=self.logins, browser=group.workflow.browser,
                      preflights=not s.no_preflight, pace_per_s=rate_per_s(group.pace) if group.pace else None,
-                     label=group.label, trace=self.metrics.record_trace if s.trace else None)
+                     label=group.label, trace=self.metrics.record_trace if s.trace else None, sleep=sleep)
 
     def tool_okapi(self) -> Okapi:
         """Over a plain requests session, for work on the master (the first login, pool loaders, module

@@ -47,7 +47,7 @@ from folioperf.auth import (
     Outcome,
     response_json,
 )
-from folioperf.errors import CallFailed, FolioperfError, RunStopped
+from folioperf.errors import CallFailed, FolioperfError, Unfinished
 from folioperf.metrics import TRANSACTION
 
 __all__ = ["AUTH_MODES", "AUTO", "DEFAULT_REFRESH_MARGIN", "EXPECTED", "EXPIRY", "LEGACY", "CallFailed",
@@ -162,7 +162,8 @@ class Okapi:
                  shared_login: bool = False, refresh_margin: float = DEFAULT_REFRESH_MARGIN,
                  logins: Logins | None = None, browser: bool = False, preflights: bool = True,
                  pace_per_s: float | None = None, label: Callable[[str], str] = str,
-                 trace: Callable[[str, str, okapi_trace.Times], None] | None = None) -> None:
+                 trace: Callable[[str, str, okapi_trace.Times], None] | None = None,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
         base = url or getattr(session, "base_url", None)
         if not base:
             raise FolioperfError("no FOLIO URL: pass url= (in Locust, give --host)")
@@ -176,6 +177,7 @@ class Okapi:
         self._pace = 1 / pace_per_s if pace_per_s else 0.0  # seconds between this user's requests, at least
         self._label = label  # a scenario group's records go by `<group> · <name>`
         self._trace = trace  # --trace: takes (type, name, {module: [µs, calls]}) of calls and transactions
+        self._sleep = sleep  # --pace's waits: a virtual user's pause (folioperf.pausing), which a stop cuts short
         self._next_slot = 0.0
         self._open: list[Transaction] = []
         self._names: dict[tuple[str, str], str] = {}  # (method, path template) -> the record's name
@@ -255,15 +257,15 @@ class Okapi:
     def transaction(self, name: str) -> Transaction:
         """Times the calls made inside the `with` block as one business transaction; recorded (over a Locust
         session) as request type "Transaction", failed if a call failed or an exception escaped. A run being
-        stopped (RunStopped) is no outcome of the transaction: nothing is recorded then."""
+        stopped or a user ended in a pause (Unfinished) is no outcome of the transaction: nothing is recorded then."""
         return Transaction(self._label(name), self)
 
     def _finish(self, t: Transaction, exc: BaseException | None) -> None:
         """The end of a transaction's block (Transaction.__exit__); `exc` escaped it."""
         self._open.remove(t)
         if exc is not None:
-            # a stop, or the user killed (GreenletExit): no outcome, nothing to record
-            if isinstance(exc, RunStopped) or not isinstance(exc, Exception):
+            # a stop, or the user ended (Unfinished, GreenletExit): no outcome, nothing to record
+            if isinstance(exc, Unfinished) or not isinstance(exc, Exception):
                 return
             if t.error is None:
                 t.error = self._scrub(f"{type(exc).__name__}: {exc}")
@@ -317,7 +319,7 @@ class Okapi:
         last one's + 1/rate), on top of any think time; a user that fell behind does not wait."""
         now = time.monotonic()
         if self._next_slot > now:
-            time.sleep(self._next_slot - now)  # gevent's sleep in a Locust process (time is patched)
+            self._sleep(self._next_slot - now)
             now = self._next_slot
         self._next_slot = now + self._pace
 

@@ -27,10 +27,9 @@ from contextlib import contextmanager
 from typing import Any
 
 import gevent
-from locust.exception import StopUser
-from locust.user.task import LOCUST_STATE_RUNNING, LOCUST_STATE_STOPPING, LOCUST_STATE_WAITING
 
 from folioperf.metrics import SCHEDULED, TRANSACTION
+from folioperf.pausing import pause
 from folioperf.rates import Schedule
 
 class OpenModel:
@@ -86,13 +85,7 @@ class OpenModel:
         slot = self.schedule.take()
         delay = slot - self._clock()
         if delay > 0:
-            if user._state == LOCUST_STATE_STOPPING:
-                raise StopUser()
-            user._state = LOCUST_STATE_WAITING
-            self._sleep(delay)
-            if user._state == LOCUST_STATE_STOPPING:
-                raise StopUser()
-            user._state = LOCUST_STATE_RUNNING
+            pause(user, delay, self._sleep)
         greenlet = gevent.getcurrent()
         self._slots[greenlet] = slot
         try:

@@ -284,8 +284,9 @@ CLI_OPTIONS: tuple[Opt, ...] = (
         env=_env("ramp_up"), group="load"),
     Opt(("-t", "--duration", "--run-time"), "how long the test runs once started: 90s, 30m, 1h30m (default 1m)",
         dest="duration", type=duration, default=60, metavar="TIME", env="LOCUST_RUN_TIME", group="load"),
-    Opt(("--stop-timeout",), "at the end, let users finish the iteration they are in for up to this long, so every "
-                             "request sent is counted (default 30s; 0 cuts them off)", type=timespan,
+    Opt(("--stop-timeout",), "at the end, let users waiting for an answer have it for up to this long, so every "
+                             "request sent is counted; users in a think time end at once (default 30s; 0 cuts "
+                             "them all off)", type=timespan,
         default=30, metavar="TIME", env="LOCUST_STOP_TIMEOUT", group="load"),
     Opt(("--tags",), "run only the tasks with one of these tags", metavar="TAG", env="LOCUST_TAGS", group="load",
         dest="tags"),

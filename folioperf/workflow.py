@@ -49,7 +49,7 @@ import random
 import re
 import sys
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, partial
 from pathlib import Path
 from types import MappingProxyType, SimpleNamespace
 from typing import Any, Callable, ContextManager, Mapping, Sequence
@@ -64,6 +64,7 @@ from locust.user.wait_time import constant_pacing
 from folioperf.errors import CallFailed, FolioperfError, RunStopped
 from folioperf.metrics import ERROR, failure_message
 from folioperf.okapi import Okapi, Transaction
+from folioperf.pausing import pause
 from folioperf.rates import parse_rate
 from folioperf.pools import MODES, UserPools
 
@@ -212,7 +213,7 @@ class FolioUser(FastHttpUser):
             raise FolioperfError("folioperf is not set up in this Locust environment (its plugin's init listener did not run)")
         self.folioperf = run
         self.user_group = group = run.group_of(type(self))
-        self.okapi: Okapi = run.okapi(self.client, group)
+        self.okapi: Okapi = run.okapi(self.client, group, sleep=partial(pause, self))
         self.pools = UserPools(run.store, group.pool)
         self.options: SimpleNamespace = group.options
         self.think_time: float = group.think_time
@@ -267,7 +268,7 @@ class _FolioTasks:
         user = self.user
         seconds = (random.uniform(low, low if high is None else high) + (user.think_offset if offset else 0)) * user.think_time
         if seconds > 0:
-            gevent.sleep(seconds)
+            pause(user, seconds)  # a stopping run ends a pausing user at once, as JMeter cuts its timers
 
     def execute_task(self, task: Any) -> None:
         user = self.user

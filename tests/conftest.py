@@ -38,7 +38,25 @@ def _apt_get(*args: str) -> subprocess.CompletedProcess:
                           stdin=subprocess.DEVNULL, capture_output=True, text=True)
 
 
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """`-n auto`: two workers a core (at most 8), since most of the suite's time is spent waiting for Locust
+    runs with the PTF's think times, not computing."""
+    return min(2 * (os.cpu_count() or 1), 8)
+
+
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    # The long runs first, so that xdist's workers start them at once and the suite lasts about as long
+    # as its longest test, not as that test started last.
+    items.sort(key=_expected_seconds, reverse=True)
+    _install_missing_programs(config, items)
+
+
+def _expected_seconds(item: pytest.Item) -> float:
+    mark = item.get_closest_marker("long_run")
+    return 0 if mark is None else mark.args[0] if mark.args else 20
+
+
+def _install_missing_programs(config: pytest.Config, items: list[pytest.Item]) -> None:
     if not _missing(items):
         return
     # pytest-xdist's workers each collect: one installs, the others wait and find the programs there.

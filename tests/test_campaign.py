@@ -6,12 +6,15 @@ import re
 import subprocess
 import sys
 
+import pytest
+
 from folioperf.report.runs import load_runs
 from tests.locust_process import WORKFLOWS, clean_env
 
 BROWSE = str(WORKFLOWS / "browse.py")
 
 
+@pytest.mark.long_run
 def test_a_campaign_of_one_and_two_users_writes_one_combined_report(run_dsn, tmp_path):
     proc = subprocess.run([sys.executable, "-m", "folioperf", "campaign", BROWSE, "--users", "1,2", "--duration", "10s",
                            "--db", run_dsn, "--unit", "ms"], cwd=tmp_path, env=clean_env(),

@@ -66,6 +66,7 @@ def served(sandbox, name: str) -> int:
 
 # -- the headline commands, verbatim ---------------------------------------------------------------------------
 
+@pytest.mark.long_run(35)
 @pytest.mark.parametrize("command", [
     "folioperf run holds --users 8 --workers 2 --duration 20s --spawn-rate 8",
     "folioperf run check-in-check-out --users 4 --workers 2 --duration 20s",
@@ -91,8 +92,11 @@ def test_headline_distributed_runs_end_with_complete_results(command, run_dsn, t
         assert entry.failures == 0, entry
         assert served_counts.get(entry.name, 0) == entry.count, (entry.name, served_counts.get(entry.name), entry.count)
     assert sum(served_counts.values()) == sum(e.count for e in res.apis())
-    assert res.transactions() and all(e.failures == 0 for e in res.transactions())
+    # a check-out or check-in with the PTF's pauses takes 15-25 s: a 20 s run may end before any is complete
+    assert all(e.failures == 0 for e in res.transactions())
     assert f"{users} users · " in proc.stdout and " API calls · " in proc.stdout
+    # it ends at its duration: users in one of the PTF's think times are ended there, not waited for
+    assert res.run.elapsed_s < res.run.duration_s + 8, res.run.elapsed_s
 
 
 # -- a master that dies, a worker lost or frozen at the end ----------------------------------------------------------

@@ -7,6 +7,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from folioperf import results
 from tests.locust_process import LOCUSTFILE, WORKFLOWS, clean_env, locust_command
 
@@ -41,6 +43,7 @@ def test_a_task_that_raises_fails_the_run_with_one_line_per_distinct_error(folio
     assert "Failures" in proc.stdout and "× Error raising look_up: KeyError: 'barcode'" in proc.stdout
 
 
+@pytest.mark.long_run
 def test_a_refused_refresh_is_the_expected_outcome_not_a_failure(folio_sandbox_factory, tmp_path):
     """Access tokens of 3 s, refresh tokens of 5 s, users that pause 4-8 s: their refresh tokens expire, the
     refresh is refused (422) and they log in again, as FOLIO means them to; the run is clean."""

@@ -18,7 +18,7 @@ import requests
 
 from folioperf.errors import FolioperfError
 from folioperf.okapi import CallFailed, Credentials, LoginFailed, Logins, Okapi
-from tests.locust_process import LOCUSTFILE, WORKFLOWS, clean_env, locust_command, run_locust
+from tests.locust_process import LOCUSTFILE, WORKFLOWS, clean_env, free_port, locust_command, run_locust
 
 MISSING_USER = "00000000-0000-4000-8000-000000000000"
 JWT = re.compile(r"eyJ[\w-]+\.eyJ[\w-]+\.[\w-]+")
@@ -206,6 +206,7 @@ def test_a_rejected_token_costs_one_login_and_one_retry(folio_sandbox_factory):
 
 # -- real Locust runs ----------------------------------------------------------------------------------------
 
+@pytest.mark.long_run
 def test_twenty_users_with_two_second_tokens(ttl_sandbox, tmp_path):
     """20 users in two worker processes, 20 s, tokens living 2 s, one shared login per process: no failures,
     no refresh token redeemed twice, refreshes all along; transactions are the sum of their calls; no
@@ -214,8 +215,10 @@ def test_twenty_users_with_two_second_tokens(ttl_sandbox, tmp_path):
     events_file = tmp_path / "events.jsonl"
     before = ttl_sandbox.counters()["events"]
     env = clean_env(FOLIOPERF_PASSWORD=TTL_SECRET, FOLIOPERF_TENANT="ttlrun", FOLIOPERF_TEST_EVENTS=str(events_file))
+    master = str(free_port())  # of its own: other tests' Locust masters run at the same time
     run = run_locust(["-f", str(LOCUSTFILE), "--workflow", str(WORKFLOWS / "browse.py"), "--config", "run.conf",
                       "-u", "20", "-r", "20", "-t", "20", "--processes", "2", "--host", ttl_sandbox.url,
+                      "--master-bind-port", master, "--master-port", master,
                       "--logfile", str(tmp_path / "locust.log")],
                      tmp_path, env)
     assert run.returncode == 0, run.output[-3000:]

@@ -198,6 +198,7 @@ def _in_namespace(name: str) -> list[str]:
     return ["unshare", "--map-current-user", "--net", "sh", "-c", 'ip link set lo up && exec "$@"', "-"]
 
 
+@pytest.mark.long_run(50)
 def test_a_run_in_a_network_namespace_starts_its_own_postgresql_and_reports_top_statements(pg_home, tmp_path):
     name = f"folioperf-{uuid.uuid4().hex[:8]}"
     if os.geteuid() == 0:

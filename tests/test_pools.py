@@ -204,6 +204,7 @@ def seed_circulation(sb, token: str, items: int, users: int, checked_out: int) -
             "checked_out_items": pick(item_rows[:checked_out]), "service_points": [{"id": CIRC_DESK_1, "name": "Circ Desk 1"}]}
 
 
+@pytest.mark.long_run
 def test_two_workers_never_hand_one_item_to_two_users(folio_sandbox_factory, tmp_path):
     """A master and two worker processes, 10 users each, 20 s of check-outs and check-ins on 40 items. The
     master alone reads the pools file and holds the password; workers get their slices by message. Any item

@@ -196,7 +196,10 @@ def synthetic_locust(tmp_path: Path, *args: str) -> subprocess.Popen:
 def synthetic_run(request, tmp_path_factory) -> Scraped:
     tmp_path = tmp_path_factory.mktemp("synthetic")
     port = free_port()
-    extra = request.param.split() if request.param != "local" else []
+    extra = []
+    if request.param != "local":  # a master port of its own: other tests' Locust masters run at the same time
+        master = str(free_port())
+        extra = [*request.param.split(), "--master-bind-port", master, "--master-port", master]
     proc = synthetic_locust(tmp_path, "--headless", "-u", str(USERS), "-r", "100", "-t", "3s", "--only-summary",
                             "--prometheus", str(port), *extra)
     try:
@@ -341,6 +344,7 @@ class PrometheusServer:
             self.process.wait()
 
 
+@pytest.mark.long_run(35)
 def test_prometheus_holds_the_results_counts_of_a_two_worker_run(prometheus, run_dsn, tmp_path):
     port = free_port()
     server = PrometheusServer(prometheus, f"127.0.0.1:{port}", tmp_path)

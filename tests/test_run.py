@@ -90,7 +90,8 @@ def test_two_workers_count_what_the_sandbox_counted_and_keep_secrets(secret_sand
             assert counted == entry.count, f"{entry.name}: sandbox {counted}, folioperf {entry.count}"
     browse = res.entry("Transaction", "Browse")
     assert browse.count > 0 and browse.failures == 0
-    assert browse.count == res.entry("GET", "GET /groups").count
+    # every transaction began with GET /groups; one a user was in when the run ended, pausing, is not recorded
+    assert 0 <= res.entry("GET", "GET /groups").count - browse.count <= 4
     # no password and no token in anything the run printed or wrote
     texts = [proc.stdout, proc.stderr] + [p.read_text() for p in res.path.iterdir()]
     for text in texts:
@@ -128,6 +129,7 @@ def test_ctrl_c_mid_run_writes_a_complete_directory_flagged_interrupted(folio_sa
     assert {p.name for p in res.path.iterdir()} >= {"run.json", "stats.json", "timeseries.csv", "failures.csv", "locust-report.html"}
 
 
+@pytest.mark.long_run
 def test_a_killed_worker_is_flagged(folio_sandbox, tmp_path):
     proc = start([BROWSE, "--users", "4", "--spawn-rate", "4", "--duration", "20s", "--workers", "2",
                   "--okapi-url", folio_sandbox.url, "--results", "out"], tmp_path)
@@ -226,6 +228,7 @@ def test_master_and_a_worker_started_apart_as_on_two_machines(folio_sandbox, tmp
     assert worker.returncode == 0
 
 
+@pytest.mark.long_run
 def test_the_sandbox_dataset_is_seeded_then_reset_and_seeded_again_at_another_scale(run_dsn, tmp_path):
     def run_at(scale: str) -> str:
         proc = run(["check-in-check-out", "--users", "2", "--duration", "3s", "--think-time", "0", "--scale", scale,

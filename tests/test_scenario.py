@@ -18,6 +18,7 @@ def only_results(root):
     return results.load(path)
 
 
+@pytest.mark.long_run(90)
 def test_the_ptf_master_scenario_runs_every_group(run_dsn, tmp_path):
     """The README's and the issue's command, verbatim: the PTF master plan's CICO, RENEW and RIH groups."""
     proc = folioperf("run", "scenarios/ptf-master.toml", "--users-scale", "0.1", "--duration", "60s", cwd=tmp_path,

@@ -14,6 +14,8 @@ from folioperf.histogram import decode_histogram, percentiles_us
 from tests.locust_process import folioperf
 from tests.test_run import BROWSE, only_results, run
 
+pytestmark = [pytest.mark.xdist_group("trace"), pytest.mark.long_run(50)]  # on one xdist worker: its runs are made once
+
 CHECK_OUT = "POST /circulation/check-out-by-barcode"
 CALLED = {"mod-users", "mod-inventory-storage", "mod-circulation-storage", "mod-patron-blocks"}
 

@@ -246,7 +246,7 @@ def test_options_that_differ_are_named(make_run, capsys):
     run_json = new / "run.json"
     run = json.loads(run_json.read_text())
     run["options"] = {"think_time": "0.5", "variant": "item"}
-    run["elapsed_s"] = 63.0  # the wall time is not the duration: users finish their iterations
+    run["elapsed_s"] = 63.0  # the wall time is not the duration: users finish their requests
     run_json.write_text(json.dumps(run))
     cmp = compare_runs(load_runs([base]), load_runs([new]))
     assert cmp.differences == ["think time unset vs 0.5", "variant unset vs item"]

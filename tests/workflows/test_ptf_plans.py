@@ -19,6 +19,8 @@ from tests.locust_process import LocustRun
 from tests.workflows import ptf_sequences as ptf
 from tests.workflows.conftest import calls_of, finish, start_locust, workflow_args
 
+pytestmark = [pytest.mark.xdist_group("workflow-runs"), pytest.mark.long_run]  # on one xdist worker: its runs are made once
+
 SECONDS = "8"
 HOLDS_SECONDS = "3"
 PREFLIGHT_HEADERS = ("Origin", "Access-Control-Request-Method", "Access-Control-Request-Headers", "User-Agent")

@@ -7,6 +7,8 @@ import json
 import re
 import subprocess
 
+import pytest
+
 from tests.locust_process import clean_env, free_port, locust_command
 from tests.workflows.conftest import TENANT, calls_of, finish, locustfiles, start_locust, workflow_args
 
@@ -17,6 +19,7 @@ def _rate_status(out) -> dict:
     return json.loads((out / "rate.json").read_text())
 
 
+@pytest.mark.long_run
 def test_holds_20_per_second_across_two_workers(seeded, tmp_path):
     """`--rate 20/s` with a master and two workers for 15 s: 20 iterations/s within 5 %, each worker
     starting half of them, and every transaction also timed from its scheduled start."""

@@ -16,6 +16,8 @@ from tests.locust_process import LocustRun
 from tests.workflows import ptf_sequences as ptf
 from tests.workflows.conftest import calls_of, finish, start_locust, workflow_args
 
+pytestmark = [pytest.mark.xdist_group("workflow-runs"), pytest.mark.long_run]  # on one xdist worker: its runs are made once
+
 RENEW_GROUP = 50
 # name → (workflow file, Locust arguments); every run lasts 10 s, with PTF's think times scaled down
 RUNS = {
