@@ -98,7 +98,10 @@ def run(tasks: Any, steps: tuple[Step, ...], context: dict[str, Any], hooks: Map
                     branches.append(tuple(waiting))
                     waiting = []
             greenlets = [gevent.spawn(run, tasks, branch, context, hooks, bodies) for branch in branches]
-            gevent.joinall(greenlets, raise_error=True)
+            try:
+                gevent.joinall(greenlets, raise_error=True)
+            finally:  # a branch failed, or the user was ended: no branch carries on without it
+                gevent.killall(greenlets)
         elif isinstance(step, Pause):
             tasks.think(step.low, step.high, offset=step.offset)
         else:

@@ -25,7 +25,11 @@ class EndedInPause(Unfinished, StopUser):
 
 def pause(user: Any, seconds: float, sleep: Callable[[float], None] = gevent.sleep) -> None:
     """Sleep `seconds` as a user that Locust may stop at once (it is then killed mid-sleep); a user
-    already asked to stop does not start the pause."""
+    already asked to stop does not start the pause. In a branch of calls made together (folioperf.page), the
+    pause is the branch's alone: the user, waiting for its branches, is not pausing."""
+    if gevent.getcurrent() is not user.greenlet:
+        sleep(seconds)
+        return
     if user._state == LOCUST_STATE_STOPPING:
         raise EndedInPause()
     user._state = LOCUST_STATE_WAITING

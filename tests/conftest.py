@@ -38,6 +38,7 @@ def _apt_get(*args: str) -> subprocess.CompletedProcess:
                           stdin=subprocess.DEVNULL, capture_output=True, text=True)
 
 
+@pytest.hookimpl(optionalhook=True)  # pytest-xdist's: the suite also runs with -p no:xdist
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """`-n auto`: two workers a core (at most 8), since most of the suite's time is spent waiting for Locust
     runs with the PTF's think times, not computing."""
