@@ -126,6 +126,7 @@ class LiveView:
         self.duration_s = duration_s
         self.console = out or console(stderr=True)
         self.started = time.monotonic()
+        self.over = False  # the test has ended: the last frame
         self._live = Live(console=self.console, auto_refresh=False, transient=False, redirect_stdout=False,
                           redirect_stderr=False)
 
@@ -134,6 +135,7 @@ class LiveView:
         self._live.start()
 
     def stop(self) -> None:
+        self.over = True
         self.update()
         self._live.stop()
         if not self.console.is_terminal:  # a log or pipe gets the last frame without its line end
@@ -162,8 +164,13 @@ class LiveView:
         failures = sum(e.failures for e in snap.apis()) + sum(e.failures for e in snap.transactions()) + \
             sum(e.count for e in snap.errors())
         users = self.environment.runner.user_count
+        over = self.over or bool(self.duration_s and elapsed > self.duration_s)
+        if over and snap.duration_s > 0:  # the current rate fades as users stop: the run's average instead
+            rate = f"{calls / snap.duration_s:,.1f}/s average"
+        else:
+            rate = f"{call_rps:,.1f}/s"
         parts.append(Text.assemble(
-            f"users {users}/{self.users_target}   API calls {calls:,} ({call_rps:,.1f}/s)   "
+            f"users {users}/{self.users_target}   API calls {calls:,} ({rate})   "
             f"transactions {sum(e.count for e in snap.transactions()):,}   ",
             (f"failures {failures:,}", "red" if failures else "green")))
         lines = []

@@ -134,8 +134,10 @@ def _workflow_options(workflow: Any, extra: list[str]) -> list[str]:
 
 def _unknown(flag: str, workflow: Any, workflow_flags: list[str]) -> str:
     ours = [f for opt in (*RUN_OPTIONS, *CLI_OPTIONS) if not opt.hidden for f in opt.flags if f.startswith("--")]
-    near = difflib.get_close_matches(flag, ours + workflow_flags, n=1, cutoff=0.6)
-    hint = f"; did you mean {near[0]}?" if near else ""
+    # compared without their dashes, which every flag shares: --bogus is not near --verbose
+    names = {f.lstrip("-"): f for f in ours + workflow_flags}
+    near = difflib.get_close_matches(flag.lstrip("-"), list(names), n=1, cutoff=0.6)
+    hint = f"; did you mean {names[near[0]]}?" if near else ""
     own = f" (its options: {', '.join(sorted(workflow_flags))})" if workflow_flags else " (it has no options of its own)"
     return f"unknown option {flag} for workflow {workflow.name}{own}{hint}"
 

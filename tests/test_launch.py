@@ -38,6 +38,7 @@ def untouched_dsn():
     (["holds", "-u", "2", "--duration"], "argument -t/--duration/--run-time: expected one argument"),
     (["holds", "-u", "2", "--spawn-rte", "3"], "unknown option --spawn-rte for workflow holds (its options: --variant); "
                                                "did you mean --spawn-rate?"),
+    (["holds", "-u", "2", "--bogus", "1"], "unknown option --bogus for workflow holds (its options: --variant)"),
     (["holds", "-u", "2", "--pools", "no-such-pools.json"], "pools file no-such-pools.json does not exist"),
     (["holds"], "how many virtual users? give --users N (-u N)"),
 ])
@@ -46,6 +47,7 @@ def test_a_bad_command_line_is_one_line_and_starts_nothing(args, says, tmp_path,
     assert proc.returncode == 2, proc.stdout + proc.stderr
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and says in lines[0], proc.stderr
+    assert ("did you mean" in lines[0]) == ("did you mean" in says)  # a hint only when one is near
     assert "starting the sandbox" not in proc.stderr
     with psycopg.connect(SERVER) as conn:
         name = database_name(untouched_dsn)
