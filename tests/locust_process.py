@@ -11,6 +11,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from folioperf import results
 from folioperf.launch import free_port  # noqa: F401  (tests take it from here)
 
 REPO = Path(__file__).resolve().parents[1]
@@ -35,12 +36,16 @@ def locust_command(*args: str) -> list[str]:
     return [sys.executable, "-m", "locust", *args]
 
 
+def folioperf_command(*args: str) -> list[str]:
+    return [sys.executable, "-m", "folioperf", *args]
+
+
 def folioperf(*args: str, cwd: Path | str, timeout: float = 400, first_in_line: bool = False,
               **env: str) -> subprocess.CompletedProcess:
     """A folioperf command run to its end in `cwd`, as a user types it (the sandbox's admin password given).
     `first_in_line`: its processes get the CPU before the suite's other tests, where this user may raise a
     priority, as a load generator on a machine of its own would (for a figure that waiting for a CPU spoils)."""
-    return subprocess.run([sys.executable, "-m", "folioperf", *args], cwd=cwd, capture_output=True, text=True,
+    return subprocess.run(folioperf_command(*args), cwd=cwd, capture_output=True, text=True,
                           timeout=timeout, env=clean_env(FOLIOPERF_PASSWORD="admin", **env),
                           preexec_fn=_raise_priority if first_in_line else None)
 
@@ -52,6 +57,11 @@ def _raise_priority() -> None:
         pass  # not allowed here: the command runs at the suite's priority
 
 
+def only_results(root: Path) -> results.Results:
+    """The one results directory a run wrote under `root`."""
+    found = [p for p in root.iterdir() if not p.name.startswith(".")] if root.exists() else []
+    assert len(found) == 1, f"expected one results directory in {root}, found {found}"
+    return results.load(found[0])
 
 
 @dataclass

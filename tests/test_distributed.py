@@ -7,7 +7,6 @@ from __future__ import annotations
 import signal
 import socket
 import subprocess
-import sys
 import threading
 import time
 import uuid
@@ -19,19 +18,15 @@ import pytest
 import zmq
 
 from folioperf import results
-from tests.locust_process import WORKFLOWS, clean_env, free_port
+from tests.locust_process import WORKFLOWS, clean_env, folioperf_command, free_port
 
 BROWSE = str(WORKFLOWS / "browse.py")
 NO_TASKS = "had no tasks left after filtering"
 
 
-def folioperf(*args: str) -> list[str]:
-    return [sys.executable, "-m", "folioperf", *args]
-
-
 def start(args: list[str], cwd: Path, **env: str) -> subprocess.Popen:
     """`folioperf run ...` in its own session, as a terminal runs it (signals reach it alone)."""
-    return subprocess.Popen(folioperf("run", *args), cwd=cwd, env=clean_env(FOLIOPERF_PASSWORD="admin", **env),
+    return subprocess.Popen(folioperf_command("run", *args), cwd=cwd, env=clean_env(FOLIOPERF_PASSWORD="admin", **env),
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
 
 
@@ -73,7 +68,7 @@ def served(sandbox, name: str) -> int:
 ])
 def test_headline_distributed_runs_end_with_complete_results(command, run_dsn, tmp_path):
     args = command.split()[2:]
-    proc = subprocess.run(folioperf("run", *args), cwd=tmp_path, capture_output=True, text=True, timeout=300,
+    proc = subprocess.run(folioperf_command("run", *args), cwd=tmp_path, capture_output=True, text=True, timeout=300,
                           env=clean_env(FOLIOPERF_PASSWORD="admin", FOLIOPERF_DB=run_dsn))
     output = proc.stdout + proc.stderr
     assert proc.returncode == 0, output[-4000:]
@@ -203,10 +198,10 @@ def test_workers_without_the_key_get_neither_the_password_nor_the_test_data(foli
                     "--master-port", str(port), "--okapi-url", folio_sandbox.url, "--results", "out"], tmp_path,
                    FOLIOPERF_WORKER_KEY="the master's key")
     wait_for(lambda: _listening(port), "the master to listen")
-    stranger = subprocess.run(folioperf("worker", "--master-port", str(port)), cwd=tmp_path, capture_output=True,
+    stranger = subprocess.run(folioperf_command("worker", "--master-port", str(port)), cwd=tmp_path, capture_output=True,
                               text=True, timeout=60, env=clean_env(FOLIOPERF_WORKER_KEY="another key"))
     rogue = RogueWorker(port)
-    worker = subprocess.Popen(folioperf("worker", "--master-port", str(port)), cwd=tmp_path,
+    worker = subprocess.Popen(folioperf_command("worker", "--master-port", str(port)), cwd=tmp_path,
                               env=clean_env(FOLIOPERF_WORKER_KEY="the master's key"), stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT, text=True)
     try:

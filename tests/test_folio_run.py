@@ -9,13 +9,7 @@ import sys
 
 import pytest
 
-from folioperf import results
-from tests.locust_process import LOCUSTFILE, WORKFLOWS, clean_env, locust_command
-
-
-def only_results(root):
-    (path,) = [p for p in root.iterdir() if not p.name.startswith(".")]
-    return results.load(path)
+from tests.locust_process import LOCUSTFILE, WORKFLOWS, clean_env, locust_command, only_results
 
 
 def test_a_task_that_raises_fails_the_run_with_one_line_per_distinct_error(folio_sandbox, tmp_path):

@@ -25,8 +25,8 @@ from folioperf import results
 from folioperf.histogram import bucket_of
 from folioperf.metrics import PERCENTILES, Metrics
 from folioperf.prometheus import BOUND_RATIO, BOUNDS_US, histogram_buckets
-from tests.locust_process import WORKFLOWS, clean_env, free_port
-from tests.test_distributed import folioperf, results_in, wait_for
+from tests.locust_process import WORKFLOWS, clean_env, folioperf_command, free_port
+from tests.test_distributed import results_in, wait_for
 
 FIXTURES = Path(__file__).parent / "fixtures" / "metrics"
 SYNTHETIC = FIXTURES / "synthetic_locustfile.py"
@@ -284,7 +284,7 @@ def test_the_web_ui_run_is_served_before_during_and_after_its_test(tmp_path):
 @pytest.mark.parametrize("rate, missed", [("5/s", False), ("200/s", True)])
 def test_the_rate_status_is_the_runs(rate, missed, folio_sandbox, tmp_path):
     port = free_port()
-    proc = logged(folioperf("run", str(WORKFLOWS / "browse.py"), "--users", "2", "--duration", "6s", "--rate", rate,
+    proc = logged(folioperf_command("run", str(WORKFLOWS / "browse.py"), "--users", "2", "--duration", "6s", "--rate", rate,
                             "--okapi-url", folio_sandbox.url, "--results", "out", "--prometheus", str(port)),
                   tmp_path / "run.log", cwd=tmp_path, env=clean_env(FOLIOPERF_PASSWORD="admin"))
     try:
@@ -349,7 +349,7 @@ def test_prometheus_holds_the_results_counts_of_a_two_worker_run(prometheus, run
     port = free_port()
     server = PrometheusServer(prometheus, f"127.0.0.1:{port}", tmp_path)
     try:
-        run = subprocess.run(folioperf("run", "check-in-check-out", "--users", "4", "--workers", "2", "--duration",
+        run = subprocess.run(folioperf_command("run", "check-in-check-out", "--users", "4", "--workers", "2", "--duration",
                                        "20s", "--prometheus", str(port)),
                              cwd=tmp_path, capture_output=True, text=True, timeout=300,
                              env=clean_env(FOLIOPERF_PASSWORD="admin", FOLIOPERF_DB=run_dsn))

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import time
 import uuid
 from pathlib import Path
@@ -14,32 +13,21 @@ import psutil
 import pytest
 import requests
 
-from folioperf import results
-from tests.locust_process import WORKFLOWS, clean_env, free_port
+from tests.locust_process import WORKFLOWS, clean_env, folioperf_command, free_port, only_results
 
 BROWSE = str(WORKFLOWS / "browse.py")
 AUTH_CALLS = ("POST /authn/login-with-expiry", "POST /authn/login", "POST /authn/refresh")
 
 
-def folioperf(*args: str) -> list[str]:
-    return [sys.executable, "-m", "folioperf", *args]
-
-
 def run(args: list[str], cwd: Path, password: str = "admin", timeout: float = 150) -> subprocess.CompletedProcess:
-    return subprocess.run(folioperf("run", *args), cwd=cwd, env=clean_env(FOLIOPERF_PASSWORD=password),
+    return subprocess.run(folioperf_command("run", *args), cwd=cwd, env=clean_env(FOLIOPERF_PASSWORD=password),
                           capture_output=True, text=True, timeout=timeout)
 
 
 def start(args: list[str], cwd: Path, password: str = "admin", **env: str) -> subprocess.Popen:
     """`folioperf run` in its own session, as a terminal would run it (Ctrl-C is sent to it alone)."""
-    return subprocess.Popen(folioperf("run", *args), cwd=cwd, env=clean_env(FOLIOPERF_PASSWORD=password, **env),
+    return subprocess.Popen(folioperf_command("run", *args), cwd=cwd, env=clean_env(FOLIOPERF_PASSWORD=password, **env),
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
-
-
-def only_results(root: Path) -> results.Results:
-    found = [p for p in root.iterdir() if not p.name.startswith(".")] if root.exists() else []
-    assert len(found) == 1, f"expected one results directory in {root}, found {found}"
-    return results.load(found[0])
 
 
 def wait_for(condition, what: str, timeout: float = 60.0):
@@ -212,7 +200,7 @@ def test_master_and_a_worker_started_apart_as_on_two_machines(folio_sandbox, tmp
     port = free_port()
     master = start([BROWSE, "--users", "2", "--duration", "6s", "--master", "--expect-workers", "1",
                     "--master-port", str(port), "--okapi-url", folio_sandbox.url, "--results", "out"], tmp_path)
-    worker = subprocess.Popen(folioperf("worker", "--master-host", "127.0.0.1", "--master-port", str(port)),
+    worker = subprocess.Popen(folioperf_command("worker", "--master-host", "127.0.0.1", "--master-port", str(port)),
                               cwd=tmp_path, env=clean_env(), stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT, text=True, start_new_session=True)  # no password: the master sends it
     try:

@@ -3,19 +3,12 @@ their own names in the results and the report."""
 
 from __future__ import annotations
 
-
 import pytest
 
-from folioperf import results
 from folioperf.report.runs import load_runs
-from tests.locust_process import FIXTURES, folioperf
+from tests.locust_process import FIXTURES, folioperf, only_results
 
 TWO_GROUPS = FIXTURES / "scenarios" / "two-groups.toml"
-
-
-def only_results(root):
-    (path,) = [p for p in root.iterdir() if not p.name.startswith(".")]
-    return results.load(path)
 
 
 @pytest.mark.long_run(90)

@@ -11,8 +11,8 @@ import pytest
 
 from folioperf import okapi_trace
 from folioperf.histogram import decode_histogram, percentiles_us
-from tests.locust_process import folioperf
-from tests.test_run import BROWSE, only_results, run
+from tests.locust_process import folioperf, only_results
+from tests.test_run import BROWSE, run
 
 pytestmark = [pytest.mark.xdist_group("trace"), pytest.mark.long_run(50)]  # on one xdist worker: its runs are made once
 
@@ -80,6 +80,7 @@ def test_compare_shows_per_module_deltas(traced_run, tmp_path):
     table = _table((tmp_path / "compare.md").read_text(), f"**{CHECK_OUT}: time per module")
     assert all(f"| {module} |" in table for module in CALLED), table
     assert "| mod-circulation-storage | " in table and "0.00% ≈ |" in table  # the same run on both sides
+
 
 def test_a_target_without_trace_headers_is_named(folio_sandbox, tmp_path):
     proc = run([BROWSE, "--trace", "--users", "2", "--duration", "5s", "--okapi-url", folio_sandbox.url], tmp_path)
