@@ -18,11 +18,9 @@ import uuid
 
 import psycopg
 from psycopg import sql
-from psycopg.types.json import Jsonb
 
-from folioperf.folio_layout import Table
 from folioperf.sandbox import blocks, lookups, request_queue
-from folioperf.sandbox.lookups import ITEM, LOAN, iso, now, parse_date, update_item, update_loan, uuid_of
+from folioperf.sandbox.lookups import ITEM, LOAN, insert_row, iso, now, parse_date, update_item, update_loan, uuid_of
 from folioperf.sandbox.policies import (
     PolicyError,
     at_renewal_limit,
@@ -328,23 +326,15 @@ def _valid_proxy(conn: psycopg.Connection, tenant: str, sponsor_id: str, proxy_i
     return False
 
 
-def _insert(conn: psycopg.Connection, table: Table, tenant: str, record: dict) -> None:
-    """One storage row written inside mod-circulation's transaction (no RMB checks: the caller built it);
-    a record without an id gets a new one."""
-    record = {"id": str(uuid.uuid4()), **record}
-    conn.execute(sql.SQL("INSERT INTO {} (id, jsonb) VALUES (%s, %s)").format(table.ident(tenant)),
-                 (record["id"], Jsonb(record)))
-
-
 @calls("POST", "mod-circulation-storage", "/loan-storage/loans")
 def _insert_loan(conn: psycopg.Connection, tenant: str, loan: dict) -> None:
-    _insert(conn, LOAN, tenant, loan)
+    insert_row(conn, LOAN, tenant, loan)
 
 
 @calls("POST", "mod-circulation-storage", "/check-in-storage/check-ins")
 def _record_check_in(conn: psycopg.Connection, tenant: str, record: dict) -> None:
     """A check_in row: mod-circulation-storage's check-in history, one per check-in."""
-    _insert(conn, CHECK_IN, tenant, record)
+    insert_row(conn, CHECK_IN, tenant, record)
 
 
 @calls("GET", "mod-circulation-storage", "/loan-policy-storage/loan-policies..")
@@ -359,7 +349,7 @@ def _loan_policy(conn: psycopg.Connection, references: lookups.References, tenan
 @calls("POST", "mod-circulation-storage", "/patron-action-session-storage/patron-action-sessions")
 def _session(conn: psycopg.Connection, tenant: str, patron_id: str, loan_id: str, action: str, actor: str | None) -> None:
     """A patron_action_session row, which FOLIO's end-of-session notices read."""
-    _insert(conn, PATRON_ACTION_SESSION, tenant, {"patronId": patron_id, "loanId": loan_id, "actionType": action,
+    insert_row(conn, PATRON_ACTION_SESSION, tenant, {"patronId": patron_id, "loanId": loan_id, "actionType": action,
                                                   "metadata": _metadata(actor)})
 
 

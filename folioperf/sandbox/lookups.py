@@ -11,6 +11,7 @@ through the API is seen at once by the process that took the edit and within the
 from __future__ import annotations
 
 import time
+import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from functools import lru_cache
@@ -149,6 +150,14 @@ def personal_name(user: dict) -> str:
 
 
 # -- writes ---------------------------------------------------------------------------------------------
+def insert_row(conn: psycopg.Connection, table: Table, tenant: str, record: dict) -> None:
+    """One storage row written inside a module's transaction (no RMB checks: the caller built it); a record
+    without an id gets a new one."""
+    record = {"id": str(uuid.uuid4()), **record}
+    conn.execute(sql.SQL("INSERT INTO {} (id, jsonb) VALUES (%s, %s)").format(table.ident(tenant)),
+                 (record["id"], Jsonb(record)))
+
+
 def patch_record(conn: psycopg.Connection, table: Table, tenant: str, record_id: str, patch: dict, user_id: str | None,
                  drop: tuple[str, ...] = ()) -> None:
     """Merge `patch` into a record's top-level keys, dropping `drop`, and stamp metadata.updated*. The row

@@ -24,7 +24,6 @@ from datetime import datetime
 
 import psycopg
 from psycopg import sql
-from psycopg.types.json import Jsonb
 
 from folioperf.sandbox import blocks, lookups
 from folioperf.sandbox.lookups import REQUEST, iso, now, parse_date, update_item, update_loan
@@ -264,8 +263,7 @@ def _place(conn: psycopg.Connection, tenant: str, ref: lookups.Reference, draft:
                         "pickupServicePointName": (ref.service_points.get(draft.pickup or "") or {}).get("name")},
         "metadata": {"createdDate": stamp, "createdByUserId": actor, "updatedDate": stamp, "updatedByUserId": actor},
     }
-    conn.execute(sql.SQL("INSERT INTO {} (id, jsonb) VALUES (%s, %s)").format(REQUEST.ident(tenant)),
-                 (request_id, Jsonb({k: v for k, v in record.items() if v is not None})))
+    lookups.insert_row(conn, REQUEST, tenant, {k: v for k, v in record.items() if v is not None})
     if request_type == "Page":
         update_item(conn, tenant, item["id"], {"status": {"name": "Paged", "date": stamp}}, actor)
     elif ctx.loan is not None:
