@@ -349,8 +349,10 @@ def test_prometheus_holds_the_results_counts_of_a_two_worker_run(prometheus, run
     port = free_port()
     server = PrometheusServer(prometheus, f"127.0.0.1:{port}", tmp_path)
     try:
-        run = subprocess.run(folioperf_command("run", "check-in-check-out", "--users", "4", "--workers", "2", "--duration",
-                                       "20s", "--prometheus", str(port)),
+        # holds at the PTF's think times finishes dozens of transactions in 20 s; a check-out takes 15-25 s, so a
+        # 20 s check-in/check-out run may finish none and leave the transaction panels without data
+        run = subprocess.run(folioperf_command("run", "holds", "--users", "8", "--workers", "2", "--duration", "20s",
+                                               "--spawn-rate", "8", "--prometheus", str(port)),
                              cwd=tmp_path, capture_output=True, text=True, timeout=300,
                              env=clean_env(FOLIOPERF_PASSWORD="admin", FOLIOPERF_DB=run_dsn))
         assert run.returncode == 0, (run.stdout + run.stderr)[-4000:]
@@ -358,6 +360,7 @@ def test_prometheus_holds_the_results_counts_of_a_two_worker_run(prometheus, run
         wait_for(lambda: server.values('up{job="folioperf"}') == {(): 0.0}, "Prometheus to see the master gone")
         (path,) = results_in(tmp_path / "results")
         res = results.load(path)
+        assert sum(e.count for e in res.transactions()) >= 10, "too few transactions to check the transaction panels"
         last = "last_over_time({}[10m])"
         requests_ = server.values(last.format("folioperf_api_requests_total"), "type", "name")
         assert requests_ == {(e.type, e.name): e.count for e in res.apis()}
@@ -379,11 +382,11 @@ def test_prometheus_holds_the_results_counts_of_a_two_worker_run(prometheus, run
                             + ")", "name")
         for entry in res.transactions():
             assert p95[(entry.name,)] * 1000 == pytest.approx(entry.p95, rel=0.05), entry.name
-        assert server.values("max_over_time(folioperf_users[10m])", "group") == {("check-in-check-out",): 4.0}
-        assert server.values(last.format("folioperf_users_target")) == {(): 4.0}
+        assert server.values("max_over_time(folioperf_users[10m])", "group") == {("holds",): 8.0}
+        assert server.values(last.format("folioperf_users_target")) == {(): 8.0}
         scraped_last = server.values("max_over_time(timestamp(folioperf_users_target)[10m:1s])")[()]
         info = server.query("folioperf_run_info", at=scraped_last)  # the labels as the last scrape had them
-        assert [r["metric"]["workflow"] for r in info] == ["check-in-check-out"]
+        assert [r["metric"]["workflow"] for r in info] == ["holds"]
         assert info[0]["metric"]["platform"] == res.run.target.platform
         assert info[0]["metric"]["release"] == (res.run.target.release or "")
         assert server.values("max_over_time(folioperf_workers[10m])") == {(): 2.0}
