@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,13 +41,14 @@ def folioperf_command(*args: str) -> list[str]:
     return [sys.executable, "-m", "folioperf", *args]
 
 
-def folioperf(*args: str, cwd: Path | str, timeout: float = 400, first_in_line: bool = False,
+def folioperf(*args: str, cwd: Path | str | None = None, timeout: float = 400, first_in_line: bool = False,
               **env: str) -> subprocess.CompletedProcess:
-    """A folioperf command run to its end in `cwd`, as a user types it (the sandbox's admin password given).
+    """A folioperf command run to its end in `cwd`, as a user types it: in the environment without the caller's
+    settings (clean_env), the sandbox's admin password given, plus `env`.
     `first_in_line`: its processes get the CPU before the suite's other tests, where this user may raise a
     priority, as a load generator on a machine of its own would (for a figure that waiting for a CPU spoils)."""
     return subprocess.run(folioperf_command(*args), cwd=cwd, capture_output=True, text=True,
-                          timeout=timeout, env=clean_env(FOLIOPERF_PASSWORD="admin", **env),
+                          timeout=timeout, env=clean_env(**{"FOLIOPERF_PASSWORD": "admin", **env}),
                           preexec_fn=_raise_priority if first_in_line else None)
 
 
@@ -57,9 +59,42 @@ def _raise_priority() -> None:
         pass  # not allowed here: the command runs at the suite's priority
 
 
+def start_run(args: list[str], cwd: Path, password: str = "admin", **env: str) -> subprocess.Popen:
+    """`folioperf run ...` started in its own session, as a terminal runs it (signals, Ctrl-C, reach it alone);
+    its output merged on stdout."""
+    return subprocess.Popen(folioperf_command("run", *args), cwd=cwd, env=clean_env(FOLIOPERF_PASSWORD=password, **env),
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+
+
+def wait_for(condition, what: str, timeout: float = 90.0):
+    """Polls `condition` until it returns something true, which is returned; fails after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def answered(counters: dict, name: str) -> int:
+    """The requests of `name` (`GET /groups`) in a snapshot of the sandbox's counters."""
+    return counters["requests"].get(name, {}).get("total", 0)
+
+
+def served(sandbox, name: str) -> int:
+    """The requests of `name` the sandbox has answered so far."""
+    return answered(sandbox.counters(), name)
+
+
+def results_in(root: Path) -> list[Path]:
+    """The results directories a run wrote under `root`."""
+    return sorted(p for p in root.iterdir() if not p.name.startswith(".")) if root.exists() else []
+
+
 def only_results(root: Path) -> results.Results:
     """The one results directory a run wrote under `root`."""
-    found = [p for p in root.iterdir() if not p.name.startswith(".")] if root.exists() else []
+    found = results_in(root)
     assert len(found) == 1, f"expected one results directory in {root}, found {found}"
     return results.load(found[0])
 

@@ -10,7 +10,6 @@ import subprocess
 import threading
 import time
 import uuid
-from pathlib import Path
 
 import msgpack
 import psutil
@@ -18,30 +17,11 @@ import pytest
 import zmq
 
 from folioperf import results
-from tests.locust_process import WORKFLOWS, clean_env, folioperf_command, free_port
+from tests.locust_process import (WORKFLOWS, clean_env, folioperf_command, free_port, results_in, served,
+                                  start_run, wait_for)
 
 BROWSE = str(WORKFLOWS / "browse.py")
 NO_TASKS = "had no tasks left after filtering"
-
-
-def start(args: list[str], cwd: Path, **env: str) -> subprocess.Popen:
-    """`folioperf run ...` in its own session, as a terminal runs it (signals reach it alone)."""
-    return subprocess.Popen(folioperf_command("run", *args), cwd=cwd, env=clean_env(FOLIOPERF_PASSWORD="admin", **env),
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
-
-
-def results_in(root: Path) -> list[Path]:
-    return sorted(p for p in root.iterdir() if not p.name.startswith(".")) if root.exists() else []
-
-
-def wait_for(condition, what: str, timeout: float = 90.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def locust_processes(proc: subprocess.Popen) -> tuple[psutil.Process | None, list[psutil.Process]]:
@@ -53,10 +33,6 @@ def locust_processes(proc: subprocess.Popen) -> tuple[psutil.Process | None, lis
     masters = [c for c in children if "--master" in c.cmdline()]
     workers = [c for c in children if "--worker" in c.cmdline()]
     return (masters[0] if masters else None), workers
-
-
-def served(sandbox, name: str) -> int:
-    return sandbox.counters()["requests"].get(name, {}).get("total", 0)
 
 
 # -- the headline commands, verbatim ---------------------------------------------------------------------------
@@ -98,7 +74,7 @@ def test_headline_distributed_runs_end_with_complete_results(command, run_dsn, t
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL])
 def test_a_master_killed_mid_run_never_ends_in_exit_0_without_results(sig, folio_sandbox, tmp_path):
-    proc = start([BROWSE, "--users", "4", "--duration", "2m", "--workers", "2", "--okapi-url", folio_sandbox.url,
+    proc = start_run([BROWSE, "--users", "4", "--duration", "2m", "--workers", "2", "--okapi-url", folio_sandbox.url,
                   "--results", "out"], tmp_path)
     try:
         master = wait_for(lambda: locust_processes(proc)[0], "the Locust master")
@@ -124,7 +100,7 @@ def test_a_master_killed_mid_run_never_ends_in_exit_0_without_results(sig, folio
 
 @pytest.mark.parametrize("fate", ["killed", "frozen 8 s"])
 def test_a_worker_lost_or_frozen_during_the_final_reports(fate, folio_sandbox, tmp_path):
-    proc = start([BROWSE, "--users", "4", "--duration", "8s", "--workers", "2", "--okapi-url", folio_sandbox.url,
+    proc = start_run([BROWSE, "--users", "4", "--duration", "8s", "--workers", "2", "--okapi-url", folio_sandbox.url,
                   "--results", "out"], tmp_path)
     try:
         _, workers = wait_for(lambda: (lambda m, w: (m, w) if len(w) == 2 else None)(*locust_processes(proc)),
@@ -194,21 +170,26 @@ def test_workers_without_the_key_get_neither_the_password_nor_the_test_data(foli
     """A folioperf worker with another key is refused at once; a rogue that speaks Locust's protocol but not
     folioperf's is refused when the test starts, and has heard nothing that matters by then."""
     port = free_port()
-    master = start([BROWSE, "--users", "2", "--duration", "6s", "--master", "--expect-workers", "2",
+    master = start_run([BROWSE, "--users", "2", "--duration", "6s", "--master", "--expect-workers", "2",
                     "--master-port", str(port), "--okapi-url", folio_sandbox.url, "--results", "out"], tmp_path,
                    FOLIOPERF_WORKER_KEY="the master's key")
     wait_for(lambda: _listening(port), "the master to listen")
     stranger = subprocess.run(folioperf_command("worker", "--master-port", str(port)), cwd=tmp_path, capture_output=True,
                               text=True, timeout=60, env=clean_env(FOLIOPERF_WORKER_KEY="another key"))
-    rogue = RogueWorker(port)
     worker = subprocess.Popen(folioperf_command("worker", "--master-port", str(port)), cwd=tmp_path,
                               env=clean_env(FOLIOPERF_WORKER_KEY="the master's key"), stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT, text=True)
+    # the rogue comes second, and makes the two workers the test waits for: a rogue that came first would be
+    # refused 5 s later (TRUST_SECONDS), before the test, should the worker take longer to start on a busy machine
+    rogue = None
     try:
+        wait_for(lambda: _connects_to(worker.pid, port), "the worker to connect")
+        rogue = RogueWorker(port)
         output, _ = master.communicate(timeout=120)
         worker.communicate(timeout=60)
     finally:
-        rogue.close()
+        if rogue is not None:
+            rogue.close()
         for p in (master, worker):
             p.kill()
     assert stranger.returncode == 2 and "the master refused this worker" in stranger.stdout + stranger.stderr
@@ -222,6 +203,11 @@ def test_workers_without_the_key_get_neither_the_password_nor_the_test_data(foli
     assert b"folioperf_setup" not in seen
     for group_id in _group_ids(folio_sandbox):  # the browse workflow's test data
         assert group_id.encode() not in seen
+
+
+def _connects_to(pid: int, port: int) -> bool:
+    return any(c.raddr and c.raddr.port == port and c.status == psutil.CONN_ESTABLISHED
+               for c in psutil.Process(pid).net_connections("tcp"))
 
 
 def _listening(port: int) -> bool:

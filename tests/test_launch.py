@@ -12,12 +12,11 @@ import psycopg
 import pytest
 
 from folioperf.db import database_name, with_database
-from tests.locust_process import clean_env
+from tests.locust_process import clean_env, folioperf
 
 
 def run(args: list[str], cwd, dsn: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "folioperf", "run", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=60, env=clean_env(FOLIOPERF_PASSWORD="admin", FOLIOPERF_DB=dsn))
+    return folioperf("run", *args, cwd=cwd, timeout=60, FOLIOPERF_DB=dsn)
 
 
 SERVER = os.environ.get("FOLIOPERF_TEST_DB", "postgresql://postgres@127.0.0.1:5432/postgres")

@@ -24,6 +24,7 @@ import pytest
 from folioperf import db, pgcluster
 from folioperf.errors import FolioperfError
 from tests.locust_process import clean_env
+from tests.locust_process import folioperf as run_folioperf  # folioperf() below: with its PostgreSQL home
 
 
 @pytest.fixture()
@@ -38,8 +39,8 @@ def pg_home():
 
 def folioperf(*args: str, pg_home: Path, cwd: Path | None = None, timeout: float = 120,
               **env: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "folioperf", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=timeout, env=clean_env(FOLIOPERF_PG_DIR=str(pg_home), **env))
+    """A folioperf command whose own PostgreSQL clusters live under `pg_home`."""
+    return run_folioperf(*args, cwd=cwd, timeout=timeout, FOLIOPERF_PG_DIR=str(pg_home), **env)
 
 
 def postmasters(pg_home: Path) -> list[psutil.Process]:

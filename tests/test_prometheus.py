@@ -25,8 +25,7 @@ from folioperf import results
 from folioperf.histogram import bucket_of
 from folioperf.metrics import PERCENTILES, Metrics
 from folioperf.prometheus import BOUND_RATIO, BOUNDS_US, histogram_buckets
-from tests.locust_process import WORKFLOWS, clean_env, folioperf_command, free_port
-from tests.test_distributed import results_in, wait_for
+from tests.locust_process import WORKFLOWS, clean_env, folioperf, folioperf_command, free_port, results_in, wait_for
 
 FIXTURES = Path(__file__).parent / "fixtures" / "metrics"
 SYNTHETIC = FIXTURES / "synthetic_locustfile.py"
@@ -404,9 +403,9 @@ def test_prometheus_holds_the_results_counts_of_a_two_worker_run(prometheus, run
 
 # -- bad input -----------------------------------------------------------------------------------------------
 
-def folioperf_run(args: list[str], cwd: Path, dsn: str = "postgresql://postgres@127.0.0.1:9/never") -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "folioperf", "run", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=60, env=clean_env(FOLIOPERF_PASSWORD="admin", FOLIOPERF_DB=dsn))
+def folioperf_run(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
+    """`folioperf run` refusing its command line: it must not reach for a database, so it is given none that answers."""
+    return folioperf("run", *args, cwd=cwd, timeout=60, FOLIOPERF_DB="postgresql://postgres@127.0.0.1:9/never")
 
 
 @pytest.fixture()

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import time
 import uuid
 from pathlib import Path
 
@@ -13,39 +12,15 @@ import psutil
 import pytest
 import requests
 
-from tests.locust_process import WORKFLOWS, clean_env, folioperf_command, free_port, only_results
+from tests.locust_process import (WORKFLOWS, answered, clean_env, folioperf, folioperf_command, free_port,
+                                  only_results, served, start_run, wait_for)
 
 BROWSE = str(WORKFLOWS / "browse.py")
 AUTH_CALLS = ("POST /authn/login-with-expiry", "POST /authn/login", "POST /authn/refresh")
 
 
 def run(args: list[str], cwd: Path, password: str = "admin", timeout: float = 150) -> subprocess.CompletedProcess:
-    return subprocess.run(folioperf_command("run", *args), cwd=cwd, env=clean_env(FOLIOPERF_PASSWORD=password),
-                          capture_output=True, text=True, timeout=timeout)
-
-
-def start(args: list[str], cwd: Path, password: str = "admin", **env: str) -> subprocess.Popen:
-    """`folioperf run` in its own session, as a terminal would run it (Ctrl-C is sent to it alone)."""
-    return subprocess.Popen(folioperf_command("run", *args), cwd=cwd, env=clean_env(FOLIOPERF_PASSWORD=password, **env),
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
-
-
-def wait_for(condition, what: str, timeout: float = 60.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
-def served(counters: dict, name: str) -> int:
-    return counters["requests"].get(name, {}).get("total", 0)
-
-
-def requests_seen(sandbox, name: str) -> int:
-    return served(sandbox.counters(), name)
+    return folioperf("run", *args, cwd=cwd, timeout=timeout, FOLIOPERF_PASSWORD=password)
 
 
 @pytest.fixture(scope="module")
@@ -69,7 +44,7 @@ def test_two_workers_count_what_the_sandbox_counted_and_keep_secrets(secret_sand
     apis = res.apis()
     assert {e.name for e in apis} >= {"GET /groups", "GET /groups/{id}", "GET /users", "GET /users/{id}"}
     for entry in apis:
-        counted = served(after, entry.name) - served(before, entry.name)
+        counted = answered(after, entry.name) - answered(before, entry.name)
         if entry.name in AUTH_CALLS:  # the master's one login (preflight, test data) is not part of the load
             assert counted - entry.count in (0, 1), entry.name
         elif entry.name == "GET /groups":  # nor is the master's one read of the workflow's test data
@@ -100,11 +75,11 @@ def test_the_sandbox_run_seeds_nothing_it_does_not_need_and_reports_the_database
 
 
 def test_ctrl_c_mid_run_writes_a_complete_directory_flagged_interrupted(folio_sandbox, tmp_path):
-    proc = start([BROWSE, "--users", "3", "--duration", "2m", "--okapi-url", folio_sandbox.url, "--results", "out"],
+    proc = start_run([BROWSE, "--users", "3", "--duration", "2m", "--okapi-url", folio_sandbox.url, "--results", "out"],
                  tmp_path)
     try:
-        base = requests_seen(folio_sandbox, "GET /groups")
-        wait_for(lambda: requests_seen(folio_sandbox, "GET /groups") > base + 20, "the load to start")
+        base = served(folio_sandbox, "GET /groups")
+        wait_for(lambda: served(folio_sandbox, "GET /groups") > base + 20, "the load to start")
         os.kill(proc.pid, signal.SIGINT)
         output, _ = proc.communicate(timeout=90)
     finally:
@@ -119,7 +94,7 @@ def test_ctrl_c_mid_run_writes_a_complete_directory_flagged_interrupted(folio_sa
 
 @pytest.mark.long_run
 def test_a_killed_worker_is_flagged(folio_sandbox, tmp_path):
-    proc = start([BROWSE, "--users", "4", "--spawn-rate", "4", "--duration", "20s", "--workers", "2",
+    proc = start_run([BROWSE, "--users", "4", "--spawn-rate", "4", "--duration", "20s", "--workers", "2",
                   "--okapi-url", folio_sandbox.url, "--results", "out"], tmp_path)
     try:
         def workers():
@@ -127,8 +102,8 @@ def test_a_killed_worker_is_flagged(folio_sandbox, tmp_path):
             return found if len(found) == 2 else None
 
         victim = wait_for(workers, "two workers")[0]
-        base = requests_seen(folio_sandbox, "GET /groups")
-        wait_for(lambda: requests_seen(folio_sandbox, "GET /groups") > base + 20, "the load to start")
+        base = served(folio_sandbox, "GET /groups")
+        wait_for(lambda: served(folio_sandbox, "GET /groups") > base + 20, "the load to start")
         victim.kill()
         output, _ = proc.communicate(timeout=90)
     finally:
@@ -143,7 +118,7 @@ def test_web_ui_driven_from_a_browser_writes_the_results(folio_sandbox, chromium
     from playwright.sync_api import expect, sync_playwright
 
     port = free_port()
-    proc = start([BROWSE, "--users", "2", "--duration", "30s", "--web", "--web-port", str(port),
+    proc = start_run([BROWSE, "--users", "2", "--duration", "30s", "--web", "--web-port", str(port),
                   "--okapi-url", folio_sandbox.url, "--results", "out"], tmp_path)
     try:
         def answers() -> bool:
@@ -198,7 +173,7 @@ def test_bad_input_is_one_line_and_exit_2(args, message, tmp_path):
 
 def test_master_and_a_worker_started_apart_as_on_two_machines(folio_sandbox, tmp_path):
     port = free_port()
-    master = start([BROWSE, "--users", "2", "--duration", "6s", "--master", "--expect-workers", "1",
+    master = start_run([BROWSE, "--users", "2", "--duration", "6s", "--master", "--expect-workers", "1",
                     "--master-port", str(port), "--okapi-url", folio_sandbox.url, "--results", "out"], tmp_path)
     worker = subprocess.Popen(folioperf_command("worker", "--master-host", "127.0.0.1", "--master-port", str(port)),
                               cwd=tmp_path, env=clean_env(), stdout=subprocess.PIPE,

@@ -11,24 +11,16 @@ import textwrap
 
 import requests
 
-from tests.locust_process import FIXTURES, LOCUSTFILE, WORKFLOWS, clean_env, run_locust
+from tests.locust_process import FIXTURES, LOCUSTFILE, WORKFLOWS, clean_env, folioperf, run_locust
 
 PLUGIN = FIXTURES / "plugins" / "good"  # an installed distribution once it is on the path: a *.dist-info dir
 BROKEN_PLUGIN = FIXTURES / "plugins" / "broken"
 
 
-def folioperf(*args: str, pythonpath: list[str] | None = None, cwd: str | None = None) -> subprocess.CompletedProcess:
-    env = clean_env()
-    if pythonpath:
-        env["PYTHONPATH"] = os.pathsep.join(pythonpath)
-    return subprocess.run([sys.executable, "-m", "folioperf", *args], env=env, cwd=cwd, capture_output=True, text=True,
-                          timeout=60)
-
-
 # -- folioperf workflows --------------------------------------------------------------------------------
 
 def test_lists_an_installed_plugin_and_reports_a_broken_one():
-    result = folioperf("workflows", pythonpath=[str(PLUGIN), str(BROKEN_PLUGIN)])
+    result = folioperf("workflows", PYTHONPATH=os.pathsep.join([str(PLUGIN), str(BROKEN_PLUGIN)]))
     assert result.returncode == 0, result.stderr
     lines = [" ".join(line.split()) for line in result.stdout.splitlines()]  # names are padded to the longest
     assert ("demo-lookup Look users up (third-party test plugin) "
@@ -38,7 +30,7 @@ def test_lists_an_installed_plugin_and_reports_a_broken_one():
 
 
 def test_describes_a_plugin_workflow():
-    result = folioperf("workflows", "demo-lookup", pythonpath=[str(PLUGIN)])
+    result = folioperf("workflows", "demo-lookup", PYTHONPATH=os.pathsep.join([str(PLUGIN)]))
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines() == [
         "demo-lookup: Look users up (third-party test plugin)",
@@ -62,7 +54,7 @@ def test_describes_a_workflow_file():
 
 
 def test_unknown_workflow_and_bad_files_are_one_line_errors(tmp_path):
-    result = folioperf("workflows", "no-such-workflow", pythonpath=[str(PLUGIN)])
+    result = folioperf("workflows", "no-such-workflow", PYTHONPATH=os.pathsep.join([str(PLUGIN)]))
     assert (result.returncode, result.stdout) == (2, "")
     assert result.stderr == ("folioperf: error: unknown workflow 'no-such-workflow'; "
                              "known: check-in-check-out, demo-lookup, holds, renew, rih\n")

@@ -15,12 +15,9 @@ import requests
 
 from folioperf import db
 from folioperf.sandbox.process import start_sandbox
+from tests.locust_process import folioperf
 
 SERVER = os.environ.get("FOLIOPERF_TEST_DB", "postgresql://postgres@127.0.0.1:5432/postgres")
-
-
-def folioperf(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "folioperf", *args], capture_output=True, text=True, timeout=120)
 
 
 def exists(dsn: str) -> bool:

@@ -3,14 +3,13 @@ between releases (releases.py names the sources)."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 
 import psycopg
 import pytest
 import requests
 
 from folioperf import okapi_trace
+from tests.locust_process import folioperf
 
 
 @pytest.fixture(scope="module")
@@ -47,12 +46,8 @@ def test_missing_token_is_403_before_quesnelia(folio_sandbox_factory, quesnelia)
     assert requests.get(quesnelia.url + "/users", headers=quesnelia.headers()).status_code == 400
 
 
-def _folioperf(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "folioperf", *args], capture_output=True, text=True, timeout=120)
-
-
 def test_init_records_the_releases_module_versions(folio_sandbox_dsn):
-    r = _folioperf("sandbox", "init", "--db", folio_sandbox_dsn, "--tenant", "relramsons", "--folio-release", "Ramsons")
+    r = folioperf("sandbox", "init", "--db", folio_sandbox_dsn, "--tenant", "relramsons", "--folio-release", "Ramsons")
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip().endswith("FOLIO Ramsons")
     with psycopg.connect(folio_sandbox_dsn) as conn:
@@ -61,8 +56,8 @@ def test_init_records_the_releases_module_versions(folio_sandbox_dsn):
 
 
 def test_a_release_the_platform_never_had_is_one_clear_line(folio_sandbox_dsn):
-    r = _folioperf("sandbox", "start", "--port", "0", "--db", folio_sandbox_dsn, "--eureka", "--folio-release", "poppy")
+    r = folioperf("sandbox", "start", "--port", "0", "--db", folio_sandbox_dsn, "--eureka", "--folio-release", "poppy")
     assert r.returncode == 2
     assert r.stderr.strip() == "folioperf: error: FOLIO Poppy was not released for Eureka (Eureka releases: ramsons, sunflower)"
-    r = _folioperf("sandbox", "start", "--port", "0", "--db", folio_sandbox_dsn, "--folio-release", "lotus")
+    r = folioperf("sandbox", "start", "--port", "0", "--db", folio_sandbox_dsn, "--folio-release", "lotus")
     assert r.returncode == 2 and "unknown FOLIO release 'lotus'" in r.stderr and "Traceback" not in r.stderr
