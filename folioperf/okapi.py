@@ -21,7 +21,6 @@ raises `CallFailed`. Over a plain requests session nothing is recorded; unexpect
 from __future__ import annotations
 
 import json as jsonlib
-import random
 import re
 import string
 import time
@@ -117,23 +116,18 @@ def _switch_off_cookies(session: Any) -> None:
     jar.clear()
 
 
-@lru_cache(maxsize=1024)
-def _first_segment(path: str) -> str:
-    return path.lstrip("/").split("?", 1)[0].split("/", 1)[0]
-
-
 _UNRESERVED = re.compile(r"[A-Za-z0-9_.~-]+").fullmatch  # what quote() leaves as it is
 
 
 @lru_cache(maxsize=1024)
-def _template_fields(path: str) -> tuple[str, ...]:
-    return tuple(f for _, f, _, _ in string.Formatter().parse(path) if f)
+def _template_fields(path: str) -> frozenset[str]:
+    return frozenset(f for _, f, _, _ in string.Formatter().parse(path) if f)
 
 
 def _expand(path: str, params: Mapping[str, Any]) -> str:
     fields = _template_fields(path)
-    if len(fields) != len(params) or not all(f in params for f in fields):
-        missing, extra = set(fields) - set(params), set(params) - set(fields)
+    if params.keys() != fields:
+        missing, extra = fields - params.keys(), params.keys() - fields
         raise TypeError(f"{path}: path parameters {sorted(missing)} missing, {sorted(extra)} not in the template"
                         if missing else f"{path}: unknown arguments {sorted(extra)}")
     if not fields:
@@ -228,7 +222,7 @@ class Okapi:
                 name = self._names[(method, path)] = self._label(f"{method} {path.split('?', 1)[0]}")
         else:
             name = self._label(name)
-        call = Call(method, target, name, self._headers(path, headers, body),
+        call = Call(method, target, name, self._headers(headers, body),
                     body if body is None or isinstance(body, bytes) else body.encode(), expect)
         outcome = self._drive(self.login.flow(call))
         if not outcome.ok:
@@ -305,9 +299,8 @@ class Okapi:
                 if not outcome.ok and t.error is None:
                     t.error = f"{call.name}: {outcome.message}"
 
-    def _headers(self, path: str, extra: Mapping[str, str] | None, body: Any) -> dict[str, str]:
-        headers = self._base_headers.copy()
-        headers["X-Okapi-Request-Id"] = f"{random.randrange(1_000_000):06d}/{_first_segment(path)}"  # Okapi's format
+    def _headers(self, extra: Mapping[str, str] | None, body: Any) -> dict[str, str]:
+        headers = self._base_headers.copy()  # no X-Okapi-Request-Id: Okapi gives each request its own, as for the UI
         if body is not None:
             headers["Content-Type"] = "application/json"
         if extra:
