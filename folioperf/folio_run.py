@@ -52,6 +52,7 @@ from folioperf.outcome import EXIT_NOT_RECORDED, EXIT_OK, Flags, exit_code
 from folioperf.pools import SHARED, PoolStore, check_declared, read_pools_file, split
 from folioperf.prometheus import Exporter
 from folioperf.groups import UserGroup
+from folioperf.steady_gc import SteadyGC
 from folioperf.workflow import FolioUser, Workflow, find_workflow
 
 log = logging.getLogger("folioperf")
@@ -116,6 +117,7 @@ class FolioRun:
         self.test_complete = EventHook()  # master/local: fired with record=, snapshot=, path=, exit_code=
         self.live: LiveView | None = None
         self.exporter: Exporter | None = None  # master/local with --prometheus
+        self.gc = SteadyGC()  # the collector during a test, where users run (local, worker)
         self._pools: tuple[tuple, dict[str, list]] | None = None
         self._tool: tuple[tuple, Okapi] | None = None
         seal = Seal.from_environment()
@@ -143,6 +145,7 @@ class FolioRun:
         events.reset_stats.add_listener(lambda **_kw: self.metrics.reset())
         events.spawning_complete.add_listener(self._on_spawning_complete)
         if self.role == WORKER:
+            events.test_stop.add_listener(lambda **_kw: self.gc.stop())
             events.quitting.add_listener(self._on_worker_quitting)
             return
         self.metrics.on_new_failure = self._on_new_failure
@@ -344,6 +347,7 @@ class FolioRun:
         self.metrics.start_test()
         if self.role == WORKER:
             self._start_open_models(self.share)
+            self.gc.start()  # its test data came with the master's setup, before this
             return
         runner = self.environment.runner
         options = self.environment.parsed_options
@@ -360,6 +364,7 @@ class FolioRun:
                         f"{n} {len(e)}{' (each worker all)' if self.modes[n] == SHARED else ''}" for n, e in pools.items()))
             else:
                 self.store.load(self.pool_data(), self.modes)
+                self.gc.start()
         except FolioperfError as exc:
             self.stop_run(str(exc), exc.exit_code)
         run_time = getattr(options, "run_time", None)
@@ -402,6 +407,7 @@ class FolioRun:
         record.lost_workers |= incomplete | set(self.metrics.lost_reports)
 
     def _on_test_stop(self, **_kwargs: Any) -> None:
+        self.gc.stop()
         self._end_test()
 
     def _on_quitting(self, **_kwargs: Any) -> None:
