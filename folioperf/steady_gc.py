@@ -29,7 +29,8 @@ class SteadyGC:
         if self._saved is not None:
             return
         self._saved = gc.get_threshold()
-        gc.collect()  # what is garbage already is freed, not frozen
+        # No collection first: one would hold up the test's first requests (and the open model's schedule),
+        # where freezing takes no time; start-up garbage frozen with the rest is collected once unfrozen.
         gc.freeze()
         gc.set_threshold(max(YOUNG_THRESHOLD, self._saved[0]), *self._saved[1:])
 
