@@ -21,14 +21,16 @@ def _rate_status(out) -> dict:
 
 @pytest.mark.long_run
 def test_holds_20_per_second_across_two_workers(seeded, tmp_path):
-    """`--rate 20/s` with a master and two workers for 15 s: 20 iterations/s within 5 %, each worker
-    starting half of them, and every transaction also timed from its scheduled start."""
+    """`--rate 20/s` with a master and two workers for 20 s: 20 iterations/s within 5 %, each worker
+    starting half of them, and every transaction also timed from its scheduled start. The rate counts from
+    the master's start, before the workers heard of the test: on a busy machine they start half a second
+    later or more (19.46/s over 15 s in CI), so the test runs long enough for that to stay well within 5 %."""
     master_out = tmp_path / "master"
     master_out.mkdir()
     port = free_port()
     master = start_locust(
         workflow_args(seeded, master_out, "rih.py", "--master", "--master-bind-host", "127.0.0.1", "--master-bind-port",
-                      str(port), "--expect-workers", "2", "-u", "20", "-r", "20", "-t", "15", "--rate", "20/s",
+                      str(port), "--expect-workers", "2", "-u", "20", "-r", "20", "-t", "20", "--rate", "20/s",
                       "--pools", str(seeded.pools_file(master_out, "rih"))),
         master_out, seeded.env(RATE_STATUS=str(master_out / "rate.json")))
     workers = []
