@@ -17,8 +17,8 @@ from datetime import date, datetime, timezone
 from urllib.parse import parse_qsl
 
 from psycopg import sql
-from psycopg.types.json import Jsonb
 
+from folioperf.sandbox.lookups import insert_row
 from folioperf.sandbox.schema import BY_NAME
 from folioperf.sandbox.storage import now_iso
 from folioperf.sandbox.web import UUID, HttpError, Request, Response, Router, dumps, json_response, no_content
@@ -130,8 +130,7 @@ def post_calendar(req: Request) -> Response:
             "metadata": {k: v for k, v in {"createdDate": now, "createdByUserId": req.user_id, "updatedDate": now,
                                            "updatedByUserId": req.user_id}.items() if v},
         }
-        conn.execute(sql.SQL("INSERT INTO {} (id, jsonb) VALUES (%s, %s)").format(CALENDARS.ident(req.tenant)),
-                     (calendar_id, Jsonb(calendar)))
+        insert_row(conn, CALENDARS, req.tenant, calendar)
     return json_response(calendar, 201)
 
 

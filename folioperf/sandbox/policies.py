@@ -12,7 +12,6 @@ UTC (the sandbox's `localeSettings`). A Rolling policy limited by a fixed schedu
 from __future__ import annotations
 
 import calendar
-import uuid
 from datetime import datetime, timedelta
 
 import psycopg
@@ -20,7 +19,7 @@ from psycopg import sql
 from psycopg.types.json import Jsonb
 
 from folioperf.sandbox import validation
-from folioperf.sandbox.lookups import parse_date
+from folioperf.sandbox.lookups import insert_row, parse_date
 from folioperf.sandbox.rules import RulesError, parse
 from folioperf.sandbox.schema import BY_NAME
 from folioperf.sandbox.storage import Collection, register_collection
@@ -168,13 +167,13 @@ def _put_rules(req: Request) -> Response:
         parse(text)
     except RulesError as exc:
         return json_response({"message": exc.message, "line": exc.line, "column": exc.column}, 422)
-    table = BY_NAME["circulation_rules"].ident(req.tenant)
+    rules = BY_NAME["circulation_rules"]
+    table = rules.ident(req.tenant)
     with req.sandbox.pool.connection() as conn:
         with conn.transaction():
             row = conn.execute(sql.SQL("SELECT id FROM {} LIMIT 1 FOR UPDATE").format(table)).fetchone()
             if row is None:
-                rid = str(uuid.uuid4())
-                conn.execute(sql.SQL("INSERT INTO {} (id, jsonb) VALUES (%s, %s)").format(table), (rid, Jsonb({"id": rid, "rulesAsText": text})))
+                insert_row(conn, rules, req.tenant, {"rulesAsText": text})
             else:
                 conn.execute(sql.SQL("UPDATE {} SET jsonb = jsonb || %s WHERE id = %s").format(table), (Jsonb({"rulesAsText": text}), row[0]))
     req.sandbox.references.invalidate(req.tenant)
