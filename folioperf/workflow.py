@@ -54,11 +54,9 @@ from pathlib import Path
 from types import MappingProxyType, SimpleNamespace
 from typing import Any, Callable, ContextManager, Mapping, Sequence
 
-import gevent
 from locust import SequentialTaskSet, TaskSet, task
 from locust.contrib.fasthttp import FastHttpUser
 from locust.exception import InterruptTaskSet, RescheduleTask, RescheduleTaskImmediately, StopTest, StopUser
-from locust.user.task import LOCUST_STATE_WAITING
 from locust.user.wait_time import constant_pacing
 
 from folioperf.errors import CallFailed, FolioperfError, RunStopped
@@ -285,11 +283,10 @@ class _FolioTasks:
             self.pools.release_all()  # recorded already; this task is over, the user carries on
         except RunStopped as exc:
             # An exhausted pool, a refused login: no user can go on. Rather than end (Locust does not
-            # expect users to vanish while it stops them), idle where a stopping runner ends users at once.
+            # expect users to vanish while it stops them), pause: a stopping runner ends pausing users at once.
             self.pools.release_all()
             user.folioperf.stop_run(str(exc), exc.exit_code)
-            user._state = LOCUST_STATE_WAITING
-            gevent.sleep(IDLE_SECONDS)
+            pause(user, IDLE_SECONDS)
         except Exception as exc:
             self.pools.release_all()
             name = getattr(task, "__name__", type(task).__name__)
