@@ -25,6 +25,8 @@ from datetime import datetime, timezone
 from functools import cached_property
 from typing import Any
 
+import numpy as np
+
 from folioperf.errors import FolioperfError
 from folioperf.histogram import (
     SUB_BUCKET_BITS,
@@ -45,6 +47,7 @@ PERCENTILES = (0.50, 0.75, 0.90, 0.95, 0.99)
 ERROR_MESSAGE_LIMIT = 300
 
 _NO_MIN = 1 << 62  # min_us of a tally without timed samples
+TRACES_KEPT = 20_000  # --trace: responses' module times kept before they are tallied in bulk
 # Windows older than this (on the master's clock) are reduced to their figures; a worker report that
 # arrives later still adds to the window's count, failures and average and to the totals.
 _SETTLE_AFTER_WINDOWS = 6
@@ -139,6 +142,24 @@ class ModuleTally(Tally):
     def add(self, other: Tally) -> None:
         super().add(other)
         self.hops += getattr(other, "hops", 0)
+
+    def add_samples(self, samples: list[int]) -> None:
+        """Responses' µs and hops in this module at once (µs, hops, µs, hops, ...): the same figures and
+        buckets as one by one."""
+        pairs = np.array(samples, dtype=np.int64).reshape(-1, 2)
+        us, hops = pairs[:, 0], pairs[:, 1]
+        self.count += len(us)
+        self.hops += int(hops.sum())
+        self.sum_us += int(us.sum())
+        self.min_us = min(self.min_us, int(us.min()))
+        self.max_us = max(self.max_us, int(us.max()))
+        # Tally.time's bucket: the value cut to SUB_BUCKET_BITS significant bits (frexp's exponent is the bit
+        # length, exact for values below 2**53)
+        shift = np.maximum(np.frexp(us)[1] - SUB_BUCKET_BITS, 0)
+        keys, counts = np.unique((us >> shift) << shift, return_counts=True)
+        buckets = self.buckets
+        for key, n in zip(keys.tolist(), counts.tolist()):
+            buckets[key] = buckets.get(key, 0) + n
 
     def to_wire(self) -> list[Any]:
         return [self.hops, *super().to_wire()]
@@ -361,6 +382,8 @@ class Metrics:
         self._totals: dict[Key, Tally] = {}
         self._failures: dict[tuple[str, str, str], int] = {}
         self._modules: dict[Key, dict[str, ModuleTally]] = {}  # (type, name) -> module -> its time
+        self._traces: dict[Key, dict[str, list[int]]] = {}  # ... -> µs, hops, µs, ... not yet in _modules
+        self._traces_kept = 0
         self.traced = 0  # API responses with X-Okapi-Trace lines (--trace)
         self.untraced = 0  # ... and without
         self.started = self._clock()
@@ -401,33 +424,39 @@ class Metrics:
         elif context and context.get("expected"):
             tally.expected += 1
 
-    def record_trace(self, request_type: str, name: str, times: Mapping[str, Sequence[int]]) -> None:
-        """Where one response's (or transaction's) time went: {module: (µs, calls)} (folioperf.okapi_trace);
-        an API response without trace headers comes with no times. Inline like `record`: it runs per response."""
+    def record_trace(self, request_type: str, name: str, times: Mapping[str, list[int]]) -> None:
+        """Where one response's (or transaction's) time went: {module: [µs, hops]} (folioperf.okapi_trace);
+        an API response without trace headers comes with no times. Inline like `record`, it runs per response,
+        so it only keeps the numbers (plain ints: nothing for the garbage collector to walk); `_tally_traces`
+        adds them to the modules' tallies in bulk, every TRACES_KEPT responses and before anything reads or
+        ships them."""
         if not times:
             self.untraced += 1
             return
         if request_type != TRANSACTION:
             self.traced += 1
-        row = self._modules.get((request_type, name))
+        row = self._traces.get((request_type, name))
         if row is None:
-            row = self._modules[(request_type, name)] = {}
-        for module, (us, hops) in times.items():
-            tally = row.get(module)
-            if tally is None:
-                tally = row[module] = ModuleTally()
-            tally.count += 1
-            tally.hops += hops
-            tally.sum_us += us
-            if us < tally.min_us:
-                tally.min_us = us
-            if us > tally.max_us:
-                tally.max_us = us
-            shift = us.bit_length() - SUB_BUCKET_BITS
-            if shift > 0:
-                us = us >> shift << shift
-            buckets = tally.buckets
-            buckets[us] = buckets.get(us, 0) + 1
+            row = self._traces[(request_type, name)] = {}
+        for module, sample in times.items():
+            samples = row.get(module)
+            if samples is None:
+                row[module] = [*sample]
+            else:
+                samples += sample
+        self._traces_kept += 1
+        if self._traces_kept >= TRACES_KEPT:
+            self._tally_traces()
+
+    def _tally_traces(self) -> None:
+        traces, self._traces, self._traces_kept = self._traces, {}, 0
+        for key, row in traces.items():
+            tallies = self._modules.setdefault(key, {})
+            for module, samples in row.items():
+                tally = tallies.get(module)
+                if tally is None:
+                    tally = tallies[module] = ModuleTally()
+                tally.add_samples(samples)
 
     def _open_window(self, index: int) -> None:
         self._open_index = index
@@ -464,6 +493,7 @@ class Metrics:
     def take_report(self) -> dict[str, Any]:
         """A worker's delta since its last report (msgpack-serialisable); clears what it ships."""
         self._seq += 1
+        self._tally_traces()
         report = {
             "seq": self._seq,
             "windows": [[index, key[0], key[1], *tally.to_wire()]
@@ -532,6 +562,7 @@ class Metrics:
 
     def snapshot(self, windows: bool = True) -> Snapshot:
         """What was measured so far; `windows=False` skips the time windows (cheaper, for a live view)."""
+        self._tally_traces()
         duration = self.duration_s()
         totals = self.totals()
         rows: list[Window] = []

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from folioperf.histogram import bucket_of, decode_histogram
-from folioperf.metrics import ERROR_MESSAGE_LIMIT, PERCENTILES, Metrics, locust_bucket
+from folioperf.metrics import ERROR_MESSAGE_LIMIT, PERCENTILES, Metrics, ModuleTally, locust_bucket
 from tests.locust_process import clean_env, free_port
 
 FIXTURES = Path(__file__).parent / "fixtures" / "metrics"
@@ -351,6 +351,21 @@ def test_distributed_run_merges_every_workers_data(ending, tmp_path):
         assert result["locust"][f"{key[0]} {key[1]}"] == [entry["count"], entry["failures"]]
     failures = sum(w["failures"] for w in expected.values())
     assert result["failures"] == [["Transaction", "Check-out", samples.FAILURE_MESSAGE, failures]]
+
+
+def test_module_times_tallied_in_bulk_are_those_tallied_one_by_one():
+    """--trace keeps each response's [µs, hops] and tallies them in bulk: every figure and bucket is the one
+    the per-sample tally gives, from 0 µs to 10 minutes, at the bucket edges too."""
+    values = [0, 1, 2, 1023, 1024, 1025, 2047, 2048, 2049, 45_213, 999_999, 2**32 - 1, 2**32, 600_000_000]
+    values += [(7919 * k) % 3_000_000 for k in range(2000)]
+    one_by_one, bulk = ModuleTally(), ModuleTally()
+    for k, us in enumerate(values):
+        one_by_one.count += 1
+        one_by_one.hops += k % 3
+        one_by_one.time(us)
+    bulk.add_samples([n for k, us in enumerate(values[:700]) for n in (us, k % 3)])
+    bulk.add_samples([n for k, us in enumerate(values[700:], start=700) for n in (us, k % 3)])
+    assert bulk.to_wire() == one_by_one.to_wire()
 
 
 def test_module_times_merge_from_workers_as_one_recorder_has_them():
