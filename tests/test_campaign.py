@@ -3,22 +3,19 @@
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 
 import pytest
 
 from folioperf.report.runs import load_runs
-from tests.locust_process import WORKFLOWS, clean_env
+from tests.locust_process import WORKFLOWS, folioperf
 
 BROWSE = str(WORKFLOWS / "browse.py")
 
 
 @pytest.mark.long_run
 def test_a_campaign_of_one_and_two_users_writes_one_combined_report(run_dsn, tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "folioperf", "campaign", BROWSE, "--users", "1,2", "--duration", "10s",
-                           "--db", run_dsn, "--unit", "ms"], cwd=tmp_path, env=clean_env(),
-                          capture_output=True, text=True, timeout=240)
+    proc = folioperf("campaign", BROWSE, "--users", "1,2", "--duration", "10s", "--db", run_dsn, "--unit", "ms",
+                     cwd=tmp_path, timeout=240)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     (campaign,) = (tmp_path / "results").iterdir()
     assert campaign.name.endswith("-browse-campaign")
@@ -49,7 +46,6 @@ def test_a_campaign_of_one_and_two_users_writes_one_combined_report(run_dsn, tmp
 
 
 def test_reset_between_is_refused_for_the_sandbox(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "folioperf", "campaign", BROWSE, "--users", "1", "--reset-between"],
-                          cwd=tmp_path, env=clean_env(), capture_output=True, text=True, timeout=60)
+    proc = folioperf("campaign", BROWSE, "--users", "1", "--reset-between", cwd=tmp_path, timeout=60)
     assert proc.returncode == 2 and "the sandbox resets before every run" in proc.stderr
     assert not (tmp_path / "results").exists()

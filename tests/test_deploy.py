@@ -6,14 +6,12 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
-from tests.locust_process import clean_env
+from tests.locust_process import folioperf
 
 DEPLOY = Path(__file__).resolve().parents[1] / "deploy"
 
@@ -54,8 +52,9 @@ def test_every_manifest_parses_into_named_kubernetes_objects(path):
 
 
 def _help_flags(command: str) -> set[str]:
-    out = subprocess.run([sys.executable, "-m", "folioperf", command, "--help"], capture_output=True, text=True,
-                         env=clean_env(), timeout=60, check=True).stdout
+    proc = folioperf(command, "--help", timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
     return set(re.findall(r"(?<![\w-])--[a-z][a-z0-9-]*", out))
 
 
@@ -69,8 +68,7 @@ def test_the_command_lines_are_folioperfs(manifest, workload, command):
     # the values parse too: $(VAR)s as the ConfigMap sets them, argparse checking every value before --help
     config = kind("configmap.yaml", "ConfigMap")["data"]
     resolved = [re.sub(r"\$\((\w+)\)", lambda m: config[m.group(1)], a) for a in args]
-    proc = subprocess.run([sys.executable, "-m", "folioperf", *resolved, "--help"], capture_output=True, text=True,
-                          env=clean_env(), timeout=60)
+    proc = folioperf(*resolved, "--help", timeout=60)
     assert proc.returncode == 0, proc.stderr
 
 

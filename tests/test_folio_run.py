@@ -5,19 +5,16 @@ reached."""
 from __future__ import annotations
 
 import subprocess
-import sys
 
 import pytest
 
-from tests.locust_process import LOCUSTFILE, WORKFLOWS, clean_env, locust_command, only_results
+from tests.locust_process import LOCUSTFILE, WORKFLOWS, clean_env, folioperf, locust_command, only_results
 
 
 def test_a_task_that_raises_fails_the_run_with_one_line_per_distinct_error(folio_sandbox, tmp_path):
-    proc = subprocess.run(
-        [sys.executable, "-m", "folioperf", "run", str(WORKFLOWS / "raising.py"), "--users", "2", "--duration", "4s",
-         "--okapi-url", folio_sandbox.url, "--results", "out"],
-        cwd=tmp_path, env=clean_env(FOLIOPERF_PASSWORD=folio_sandbox.password), capture_output=True, text=True,
-        timeout=120)
+    proc = folioperf("run", str(WORKFLOWS / "raising.py"), "--users", "2", "--duration", "4s", "--okapi-url",
+                     folio_sandbox.url, "--results", "out", cwd=tmp_path, timeout=120,
+                     FOLIOPERF_PASSWORD=folio_sandbox.password)
     output = proc.stdout + proc.stderr
     assert proc.returncode == 1, output
     assert "Traceback" not in output

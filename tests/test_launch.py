@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import uuid
 
 import psycopg
 import pytest
 
 from folioperf.db import database_name, with_database
-from tests.locust_process import clean_env, folioperf
+from tests.locust_process import folioperf
 
 
 def run(args: list[str], cwd, dsn: str) -> subprocess.CompletedProcess:
@@ -78,8 +77,7 @@ def test_locust_names_and_config_files_are_understood(tmp_path, untouched_dsn):
 ])
 def test_every_commands_help_is_printed(command, tmp_path):
     """--help formats every option's help text (argparse reads them as %-formats: "1%" must not break it)."""
-    proc = subprocess.run([sys.executable, "-m", "folioperf", *command, "--help"], cwd=tmp_path, env=clean_env(),
-                          capture_output=True, text=True, timeout=60)
+    proc = folioperf(*command, "--help", cwd=tmp_path, timeout=60)
     assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
     assert "usage:" in proc.stdout
     if command == ("run",):
