@@ -36,6 +36,7 @@ from folioperf.histogram import (
     percentiles_us,
     unpack_buckets,
 )
+from folioperf.okapi_trace import HOP_BITS, HOPS
 
 logger = logging.getLogger(__name__)
 
@@ -143,11 +144,11 @@ class ModuleTally(Tally):
         super().add(other)
         self.hops += getattr(other, "hops", 0)
 
-    def add_samples(self, samples: list[int]) -> None:
-        """Responses' µs and hops in this module at once (µs, hops, µs, hops, ...): the same figures and
-        buckets as one by one."""
-        pairs = np.array(samples, dtype=np.int64).reshape(-1, 2)
-        us, hops = pairs[:, 0], pairs[:, 1]
+    def add_parts(self, parts: list[int]) -> None:
+        """Responses' parts in this module (µs << HOP_BITS | hops, folioperf.okapi_trace) at once: the same
+        figures and buckets as one by one."""
+        packed = np.array(parts, dtype=np.int64)
+        us, hops = packed >> HOP_BITS, packed & HOPS
         self.count += len(us)
         self.hops += int(hops.sum())
         self.sum_us += int(us.sum())
@@ -382,7 +383,7 @@ class Metrics:
         self._totals: dict[Key, Tally] = {}
         self._failures: dict[tuple[str, str, str], int] = {}
         self._modules: dict[Key, dict[str, ModuleTally]] = {}  # (type, name) -> module -> its time
-        self._traces: dict[Key, dict[str, list[int]]] = {}  # ... -> µs, hops, µs, ... not yet in _modules
+        self._traces: dict[Key, dict[str, list[int]]] = {}  # ... -> packed parts not yet in _modules
         self._traces_kept = 0
         self.traced = 0  # API responses with X-Okapi-Trace lines (--trace)
         self.untraced = 0  # ... and without
@@ -424,12 +425,12 @@ class Metrics:
         elif context and context.get("expected"):
             tally.expected += 1
 
-    def record_trace(self, request_type: str, name: str, times: Mapping[str, list[int]]) -> None:
-        """Where one response's (or transaction's) time went: {module: [µs, hops]} (folioperf.okapi_trace);
-        an API response without trace headers comes with no times. Inline like `record`, it runs per response,
-        so it only keeps the numbers (plain ints: nothing for the garbage collector to walk); `_tally_traces`
-        adds them to the modules' tallies in bulk, every TRACES_KEPT responses and before anything reads or
-        ships them."""
+    def record_trace(self, request_type: str, name: str, times: Mapping[str, int]) -> None:
+        """Where one response's (or transaction's) time went: {module: µs << HOP_BITS | hops}
+        (folioperf.okapi_trace); an API response without trace headers comes with no times. Inline like
+        `record`, it runs per response, so it only keeps the packed numbers (plain ints: nothing for the garbage
+        collector to walk); `_tally_traces` adds them to the modules' tallies in bulk, every TRACES_KEPT
+        responses and before anything reads or ships them."""
         if not times:
             self.untraced += 1
             return
@@ -438,12 +439,12 @@ class Metrics:
         row = self._traces.get((request_type, name))
         if row is None:
             row = self._traces[(request_type, name)] = {}
-        for module, sample in times.items():
-            samples = row.get(module)
-            if samples is None:
-                row[module] = [*sample]
+        for module, value in times.items():
+            parts = row.get(module)
+            if parts is None:
+                row[module] = [value]
             else:
-                samples += sample
+                parts.append(value)
         self._traces_kept += 1
         if self._traces_kept >= TRACES_KEPT:
             self._tally_traces()
@@ -452,11 +453,11 @@ class Metrics:
         traces, self._traces, self._traces_kept = self._traces, {}, 0
         for key, row in traces.items():
             tallies = self._modules.setdefault(key, {})
-            for module, samples in row.items():
+            for module, parts in row.items():
                 tally = tallies.get(module)
                 if tally is None:
                     tally = tallies[module] = ModuleTally()
-                tally.add_samples(samples)
+                tally.add_parts(parts)
 
     def _open_window(self, index: int) -> None:
         self._open_index = index

@@ -72,7 +72,7 @@ class Transaction:
     """A business transaction: the summed time of the API calls made inside it (think time excluded); a
     context manager (`with okapi.transaction("Check-out") as t:`), cheaper than a generator-based one."""
 
-    __slots__ = ("_okapi", "calls", "error", "modules", "name", "response_length", "response_time", "start_time")
+    __slots__ = ("_okapi", "calls", "error", "name", "response_length", "response_time", "start_time", "traced")
 
     def __init__(self, name: str, okapi: Okapi) -> None:
         self.name = name
@@ -81,7 +81,7 @@ class Transaction:
         self.calls = 0
         self.error: str | None = None  # the first failure: "<call name>: <message>" or the exception
         self.start_time = time.time()
-        self.modules: okapi_trace.Times = {}  # --trace: where its calls' time went
+        self.traced: list[okapi_trace.Times] = []  # --trace: where each call's time went
         self._okapi = okapi
 
     def __enter__(self) -> Transaction:
@@ -265,8 +265,8 @@ class Okapi:
                 t.error = self._scrub(f"{type(exc).__name__}: {exc}")
             if not isinstance(exc, CallFailed):
                 exc.folioperf_transaction = t.name  # type: ignore[attr-defined]  # recorded: no task error besides
-        if t.modules and self._trace is not None:
-            self._trace(TRANSACTION, t.name, t.modules)
+        if t.traced and self._trace is not None:
+            self._trace(TRANSACTION, t.name, okapi_trace.merged(t.traced))
         if self._locust:
             self._session.request_event.fire(
                 request_type=TRANSACTION, name=t.name, response_time=t.response_time,
@@ -359,7 +359,7 @@ class Okapi:
         self._trace(call.method, call.name, times or {})
         if times and not call.auth:
             for t in self._open:
-                okapi_trace.add_times(t.modules, times)
+                t.traced.append(times)
 
     def _judge(self, response: Any, call: Call) -> Outcome:
         status = response.status_code or 0

@@ -16,13 +16,15 @@ that forwarded its sub-requests' trace headers would too). So, per response:
     every other module its hops, summed (a filter's, or the calls made to it)
     GATEWAY            the response time minus the chain's hops: Okapi, the network, the client
 
-and the parts add up to the response time the client measured.
+and the parts add up to the response time the client measured. This runs for every response of a --trace
+run, so it is lean: a module's part is one int (µs and hops packed, no list per module and response), and a
+line's module and path are read once per distinct line head.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
 HEADER = "X-Okapi-Trace"
@@ -31,8 +33,13 @@ NO_HEADERS = ("sent no X-Okapi-Trace headers, so there is no per-module time: st
               "(java -Dtrace_headers=true ...; off by default since Okapi 4.10.0); Eureka's Kong sends none")
 _VERSION = re.compile(r"-\d+\.\d+\.\d+\S*\Z")
 
-# module -> (µs, hops) for one response or transaction
-Times = dict[str, list[int]]
+HOP_BITS = 20  # a module's part of one response or transaction: µs << HOP_BITS | hops (hops < 2**20)
+HOPS = (1 << HOP_BITS) - 1
+HEADS_KEPT = 8192  # distinct line heads whose (module, path) is kept; ids in paths make them many
+
+# module -> its part (µs << HOP_BITS | hops) of one response or transaction
+Times = dict[str, int]
+_heads: dict[str, tuple[str, str] | tuple[()]] = {}
 
 
 @lru_cache(maxsize=4096)
@@ -44,87 +51,92 @@ def module_name(module_id: str) -> str:
 def header_lines(response: object) -> list[str]:
     """The response's X-Okapi-Trace lines, one per header (geventhttpclient's and urllib3's headers keep
     repeated headers apart; a merged `a, b` value is split as a last resort: a line holds no comma)."""
+    try:  # Locust's FastResponse: geventhttpclient's headers
+        return response.headers.getlist(HEADER)  # type: ignore[attr-defined]
+    except AttributeError:
+        pass
     headers = getattr(response, "headers", None)
     if headers is None:
         return []
-    getlist = getattr(headers, "getlist", None)
-    if getlist is None:  # requests' CaseInsensitiveDict: the repeated headers are in the raw response
-        raw = getattr(getattr(response, "raw", None), "headers", None)
-        getlist = getattr(raw, "getlist", None)
+    raw = getattr(getattr(response, "raw", None), "headers", None)  # requests: the repeated headers are there
+    getlist = getattr(raw, "getlist", None)
     if getlist is not None:
         return list(getlist(HEADER))
     value = headers.get(HEADER)
     return value.split(", ") if value else []
 
 
-@lru_cache(maxsize=8192)
-def _hop(head: str) -> tuple[str, str] | None:
-    """(module name, URL path) of a line's "<METHOD> <module id> <URL> : <status>", or None when it is not
-    Okapi's format. Cached: most lines repeat but for their time, as Okapi cuts query strings to ".."."""
+def part(value: int) -> tuple[int, int]:
+    """(µs, hops) of a module's packed part."""
+    return value >> HOP_BITS, value & HOPS
+
+
+def _hop(head: str) -> tuple[str, str] | tuple[()]:
+    """(module name, URL path) of a line's "<METHOD> <module id> <URL> : <status>", or () when it is not
+    Okapi's format; kept per head, as most lines repeat but for their time (Okapi cuts query strings to "..")."""
+    hop = _heads.get(head)
+    if hop is not None:
+        return hop
     parts = head.split(" ")
     if len(parts) != 5 or parts[3] != ":":
-        return None
-    url = parts[2]
-    scheme = url.find("//")
-    start = url.find("/", scheme + 2) if scheme >= 0 else 0  # the path after scheme and host
-    path = url[start:] if start >= 0 else "/"
-    return module_name(parts[1]), path[:-2] if path.endswith("..") else path
+        hop = ()
+    else:
+        url = parts[2]
+        scheme = url.find("//")
+        start = url.find("/", scheme + 2) if scheme >= 0 else 0  # the path after scheme and host
+        path = url[start:] if start >= 0 else "/"
+        hop = module_name(parts[1]), path[:-2] if path.endswith("..") else path
+    if len(_heads) >= HEADS_KEPT:
+        _heads.clear()
+    _heads[head] = hop
+    return hop
 
 
 def breakdown(lines: Iterable[str], path: str, response_us: int) -> Times | None:
-    """Each module's time (µs) and hops in one response to a request for `path` (no query); None when no
-    line can be read (Okapi without trace headers, Kong, a proxy that drops them)."""
+    """Each module's part of one response to a request for `path` (no query); None when no line can be read
+    (Okapi without trace headers, Kong, a proxy that drops them)."""
     times: Times = {}
     chain_us = called = 0
     serving: str | None = None  # the chain's last hop so far, and its time
     serving_us = 0
     for line in lines:
-        cut = line.rfind(" ")
-        if cut < 0 or not line.endswith("us"):
+        head, _, took = line.rpartition(" ")
+        hop = _hop(head)
+        if not hop or took[-2:] != "us":
             continue
         try:
-            us = int(line[cut + 1:-2])
+            us = int(took[:-2])
         except ValueError:
             continue
-        hop = _hop(line[:cut])
-        if hop is None:
+        if us < 0:
             continue
         module, url_path = hop
         if url_path == path:  # a hop of the request's own chain: the one before it was a filter
             if serving is not None:
-                _add(times, serving, serving_us)
+                times[serving] = times.get(serving, 0) + (serving_us << HOP_BITS | 1)
             serving, serving_us = module, us
             chain_us += us
         else:  # a call the serving module made
-            _add(times, module, us)
+            times[module] = times.get(module, 0) + (us << HOP_BITS | 1)
             called += us
-    if serving is None and not times:
-        return None
     if serving is not None:
-        _add(times, serving, max(serving_us - called, 0))
+        times[serving] = times.get(serving, 0) + (max(serving_us - called, 0) << HOP_BITS | 1)
+    elif not times:
+        return None
     else:  # only calls: nothing says who made them
         chain_us = called
     gateway = response_us - chain_us
     if gateway > 0:
-        times[GATEWAY] = [gateway, 0]
+        times[GATEWAY] = gateway << HOP_BITS
     return times
 
 
-def _add(times: Times, module: str, us: int) -> None:
-    slot = times.get(module)
-    if slot is None:
-        times[module] = [us, 1]
-    else:
-        slot[0] += us
-        slot[1] += 1
-
-
-def add_times(into: Times, times: Times) -> None:
-    """A call's times into a transaction's."""
-    for module, (us, hops) in times.items():
-        slot = into.get(module)
-        if slot is None:
-            into[module] = [us, hops]
-        else:
-            slot[0] += us
-            slot[1] += hops
+def merged(calls: Sequence[Times]) -> Times:
+    """A transaction's parts: its calls' summed (packed parts add up field by field)."""
+    if len(calls) == 1:
+        return calls[0]
+    into: Times = {}
+    for times in calls:
+        for module, value in times.items():
+            into[module] = into.get(module, 0) + value
+    return into

@@ -15,6 +15,7 @@ import pytest
 
 from folioperf.histogram import bucket_of, decode_histogram
 from folioperf.metrics import ERROR_MESSAGE_LIMIT, PERCENTILES, Metrics, ModuleTally, locust_bucket
+from folioperf.okapi_trace import HOP_BITS
 from tests.locust_process import clean_env, free_port
 
 FIXTURES = Path(__file__).parent / "fixtures" / "metrics"
@@ -354,8 +355,8 @@ def test_distributed_run_merges_every_workers_data(ending, tmp_path):
 
 
 def test_module_times_tallied_in_bulk_are_those_tallied_one_by_one():
-    """--trace keeps each response's [µs, hops] and tallies them in bulk: every figure and bucket is the one
-    the per-sample tally gives, from 0 µs to 10 minutes, at the bucket edges too."""
+    """--trace keeps each response's packed µs and hops and tallies them in bulk: every figure and bucket is
+    the one the per-sample tally gives, from 0 µs to 10 minutes, at the bucket edges too."""
     values = [0, 1, 2, 1023, 1024, 1025, 2047, 2048, 2049, 45_213, 999_999, 2**32 - 1, 2**32, 600_000_000]
     values += [(7919 * k) % 3_000_000 for k in range(2000)]
     one_by_one, bulk = ModuleTally(), ModuleTally()
@@ -363,8 +364,8 @@ def test_module_times_tallied_in_bulk_are_those_tallied_one_by_one():
         one_by_one.count += 1
         one_by_one.hops += k % 3
         one_by_one.time(us)
-    bulk.add_samples([n for k, us in enumerate(values[:700]) for n in (us, k % 3)])
-    bulk.add_samples([n for k, us in enumerate(values[700:], start=700) for n in (us, k % 3)])
+    bulk.add_parts([us << HOP_BITS | k % 3 for k, us in enumerate(values[:700])])
+    bulk.add_parts([us << HOP_BITS | k % 3 for k, us in enumerate(values[700:], start=700)])
     assert bulk.to_wire() == one_by_one.to_wire()
 
 
@@ -376,7 +377,8 @@ def test_module_times_merge_from_workers_as_one_recorder_has_them():
     for k in range(400):
         users_us, circ_us = 1000 + 37 * k, 9000 + 11 * k
         total_ms = (users_us + circ_us + 500) / 1000
-        times = {"mod-users": (users_us, 2), "mod-circulation": (circ_us, 1), "gateway and network": (500, 0)}
+        times = {"mod-users": users_us << HOP_BITS | 2, "mod-circulation": circ_us << HOP_BITS | 1,
+                 "gateway and network": 500 << HOP_BITS}
         for recorder in (one, workers[k % 2]):
             recorder.record("POST", "POST /circulation/check-out-by-barcode", total_ms)
             recorder.record_trace("POST", "POST /circulation/check-out-by-barcode", times)
