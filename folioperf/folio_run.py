@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import gevent
 import psutil
@@ -50,10 +50,12 @@ from folioperf.target_info import TargetInfo, target_info
 from folioperf.options import Settings, rate_per_s
 from folioperf.outcome import EXIT_NOT_RECORDED, EXIT_OK, Flags, exit_code
 from folioperf.pools import SHARED, PoolStore, check_declared, read_pools_file, split
-from folioperf.prometheus import Exporter
 from folioperf.groups import UserGroup
 from folioperf.steady_gc import SteadyGC
 from folioperf.workflow import FolioUser, Workflow, find_workflow
+
+if TYPE_CHECKING:
+    from folioperf.prometheus import Exporter
 
 log = logging.getLogger("folioperf")
 
@@ -209,6 +211,8 @@ class FolioRun:
     def serve_metrics(self) -> None:
         """Master or local, once: serve Prometheus' format at --prometheus until the process quits."""
         if self.settings.prometheus and self.exporter is None:
+            from folioperf.prometheus import Exporter  # noqa: PLC0415  (prometheus_client and numpy: only then)
+
             exporter = Exporter(self, self.settings.prometheus)
             exporter.start()
             self.exporter = exporter

@@ -35,11 +35,9 @@ _VERSION = re.compile(r"-\d+\.\d+\.\d+\S*\Z")
 
 HOP_BITS = 20  # a module's part of one response or transaction: µs << HOP_BITS | hops (hops < 2**20)
 HOPS = (1 << HOP_BITS) - 1
-HEADS_KEPT = 8192  # distinct line heads whose (module, path) is kept; ids in paths make them many
 
 # module -> its part (µs << HOP_BITS | hops) of one response or transaction
 Times = dict[str, int]
-_heads: dict[str, tuple[str, str] | tuple[()]] = {}
 
 
 @lru_cache(maxsize=4096)
@@ -71,25 +69,18 @@ def part(value: int) -> tuple[int, int]:
     return value >> HOP_BITS, value & HOPS
 
 
+@lru_cache(maxsize=8192)  # ids in paths make many distinct heads
 def _hop(head: str) -> tuple[str, str] | tuple[()]:
     """(module name, URL path) of a line's "<METHOD> <module id> <URL> : <status>", or () when it is not
-    Okapi's format; kept per head, as most lines repeat but for their time (Okapi cuts query strings to "..")."""
-    hop = _heads.get(head)
-    if hop is not None:
-        return hop
+    Okapi's format. Cached: most lines repeat but for their time, as Okapi cuts query strings to ".."."""
     parts = head.split(" ")
     if len(parts) != 5 or parts[3] != ":":
-        hop = ()
-    else:
-        url = parts[2]
-        scheme = url.find("//")
-        start = url.find("/", scheme + 2) if scheme >= 0 else 0  # the path after scheme and host
-        path = url[start:] if start >= 0 else "/"
-        hop = module_name(parts[1]), path[:-2] if path.endswith("..") else path
-    if len(_heads) >= HEADS_KEPT:
-        _heads.clear()
-    _heads[head] = hop
-    return hop
+        return ()
+    url = parts[2]
+    scheme = url.find("//")
+    start = url.find("/", scheme + 2) if scheme >= 0 else 0  # the path after scheme and host
+    path = url[start:] if start >= 0 else "/"
+    return module_name(parts[1]), path[:-2] if path.endswith("..") else path
 
 
 def breakdown(lines: Iterable[str], path: str, response_us: int) -> Times | None:
