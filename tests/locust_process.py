@@ -49,10 +49,11 @@ def folioperf(*args: str, cwd: Path | str | None = None, timeout: float = 400, f
     priority, as a load generator on a machine of its own would (for a figure that waiting for a CPU spoils)."""
     return subprocess.run(folioperf_command(*args), cwd=cwd, capture_output=True, text=True,
                           timeout=timeout, env=clean_env(**{"FOLIOPERF_PASSWORD": "admin", **env}),
-                          preexec_fn=_raise_priority if first_in_line else None)
+                          preexec_fn=raise_priority if first_in_line else None)
 
 
-def _raise_priority() -> None:
+def raise_priority() -> None:
+    """A child's preexec_fn: the CPU before the suite's other tests (see folioperf's `first_in_line`)."""
     try:
         os.nice(-10)
     except PermissionError:

@@ -16,7 +16,7 @@ import requests
 from folioperf import db
 from folioperf.sandbox import reference
 from folioperf.seed import dataset, datapools, layout, seeding
-from tests.locust_process import REPO, FIXTURES, LocustRun, clean_env, locust_args, locust_command
+from tests.locust_process import REPO, FIXTURES, LocustRun, clean_env, locust_args, locust_command, raise_priority
 
 TENANT = "wftest"
 # Small, yet enough for ~10 s runs: two borrowers per renewal group (a user per borrower), holds instances
@@ -96,9 +96,11 @@ def workflow_args(target: Target, out: Path, workflow_file: str, *args: str, hos
     return [*locust_args(out), "-f", locustfiles(workflow_file), "--host", host or target.url, *args]
 
 
-def start_locust(args: list[str], out: Path, env: dict[str, str]) -> subprocess.Popen:
+def start_locust(args: list[str], out: Path, env: dict[str, str], first_in_line: bool = False) -> subprocess.Popen:
+    """`first_in_line`: as tests.locust_process.folioperf's, for a figure that waiting for a CPU spoils."""
     out.mkdir(parents=True, exist_ok=True)
-    return subprocess.Popen(locust_command(*args), cwd=out, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(locust_command(*args), cwd=out, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, preexec_fn=raise_priority if first_in_line else None)
 
 
 def finish(proc: subprocess.Popen, out: Path, timeout: float = 90) -> LocustRun:
