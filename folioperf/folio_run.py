@@ -346,12 +346,18 @@ class FolioRun:
             log.error("error in %s: %s (further occurrences are counted, not logged)", name, error)
 
     # -- a test ------------------------------------------------------------------------------------
+    def _users_about_to_run(self) -> None:
+        """Local or worker, its test data loaded: what must be ready before the first user starts."""
+        if self.settings.trace:
+            self.metrics.expect_traces()
+        self.gc.start()  # after every import and the test data: all of it out of the collector's sight
+
     def _on_test_start(self, **_kwargs: Any) -> None:
         self.stopping = False
         self.metrics.start_test()
         if self.role == WORKER:
             self._start_open_models(self.share)
-            self.gc.start()  # its test data came with the master's setup, before this
+            self._users_about_to_run()  # its test data came with the master's setup, before this
             return
         runner = self.environment.runner
         options = self.environment.parsed_options
@@ -368,7 +374,7 @@ class FolioRun:
                         f"{n} {len(e)}{' (each worker all)' if self.modes[n] == SHARED else ''}" for n, e in pools.items()))
             else:
                 self.store.load(self.pool_data(), self.modes)
-                self.gc.start()
+                self._users_about_to_run()
         except FolioperfError as exc:
             self.stop_run(str(exc), exc.exit_code)
         run_time = getattr(options, "run_time", None)

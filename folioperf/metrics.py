@@ -145,7 +145,8 @@ class ModuleTally(Tally):
     def add_parts(self, parts: list[int]) -> None:
         """Responses' parts in this module (µs << HOP_BITS | hops, folioperf.okapi_trace) at once: the same
         figures and buckets as one by one."""
-        import numpy as np  # noqa: PLC0415  (only --trace needs it: a Locust process starts 0.1-0.25 s sooner)
+        import numpy as np  # noqa: PLC0415  (only --trace needs it, from expect_traces: a Locust process
+        # without it starts 0.1-0.25 s sooner)
 
         packed = np.array(parts, dtype=np.int64)
         us, hops = packed >> HOP_BITS, packed & HOPS
@@ -396,6 +397,12 @@ class Metrics:
         self._seq = 0
         self._received = {}
         self.lost_reports = {}
+
+    @staticmethod
+    def expect_traces() -> None:
+        """--trace, before users run: the modules' tallies use numpy, whose import at the first bulk tally
+        would hold up every user for a tenth of a second or more mid-run."""
+        import numpy  # noqa: F401, PLC0415
 
     def stop(self) -> None:
         """The test stopped: the measured duration ends now."""

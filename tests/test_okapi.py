@@ -253,6 +253,7 @@ def test_twenty_users_with_two_second_tokens(ttl_sandbox, tmp_path):
                 calls += event["rt"]
             if event["status"] == 404:
                 assert event["expected"] and not event["failed"]
+            assert event["imported"] == []  # neither --trace nor --prometheus: their libraries cost no start-up
     assert transactions > 100
 
     written = [run.stdout, run.stderr] + [p.read_text(errors="replace") for p in tmp_path.iterdir() if p.is_file()]
