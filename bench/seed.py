@@ -84,7 +84,7 @@ def main() -> None:
             keys = seeding.table_keys(lay, counts, seeding.SEED_TABLES, [])
             plans = seeding.plans_for(lay, counts, keys)
             job = generate.Job(ds, counts, tuple((k, tuple(p.columns)) for k, p in plans.items()), seeding.now_iso())
-            messages = load.in_memory(job)
+            messages = list(generate.messages(job))
             started = time.perf_counter()
             with conn.transaction():
                 load.copy_tables(conn, plans, messages, None)
@@ -100,7 +100,7 @@ def main() -> None:
                      for key in keys}
             job = generate.Job(ds, counts, tuple((k, tuple(p.columns)) for k, p in plans.items()), seeding.now_iso())
             sample: dict[str, list[list[str | None]]] = {}
-            for msg in load.in_memory(job):
+            for msg in list(generate.messages(job)):
                 if msg[0] == "rows":
                     lines = msg[3].decode().split("\n")[:-1]  # not splitlines(): MARC separators are line breaks to it
                     wanted = max(1, int(generate.row_count(msg[1], counts) * args.sample))

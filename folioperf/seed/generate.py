@@ -10,9 +10,9 @@ Realistic text comes from Faker: a vocabulary of names, streets, cities, words a
 once per dataset (Faker is ~30 µs a call), and records combine it with `random.Random` streams seeded
 per kind of record. Same dataset and seed → same records, byte for byte, apart from timestamps.
 
-`produce(job, send)` emits `("begin", table, rows)`, `("rows", table, n, bytes)`, `("end", table)` and
-finally `("done",)`; `child_main` runs it in the generator process that feeds the COPY over a pipe
-(`load.GeneratorProcess`).
+`messages(job)` yields `("begin", table, rows)`, `("rows", table, n, bytes)`, `("end", table)` and
+finally `("done",)`; `child_main` streams them from the generator process that feeds a large job's COPY
+over a pipe (`load.GeneratorProcess`).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import unicodedata
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from functools import cached_property
-from typing import Callable, Iterator
+from typing import Callable, Iterable, Iterator
 
 from folioperf.folio_layout import BY_NAME
 from folioperf.seed.dataset import Counts, Dataset
@@ -546,11 +546,11 @@ class Generator:
             })
 
 
-def produce(job: Job, send: Callable[[tuple], None]) -> None:
-    """Generate the job's tables in order and hand them to `send` in chunks."""
+def messages(job: Job) -> Iterator[tuple]:
+    """The job's tables in order, in chunks."""
     gen = Generator(job)
     for key, _ in job.tables:
-        send(("begin", key, job.rows(key)))
+        yield ("begin", key, job.rows(key))
         buf: list[str] = []
         size = n = 0
         for line in getattr(gen, key)():
@@ -558,19 +558,25 @@ def produce(job: Job, send: Callable[[tuple], None]) -> None:
             size += len(line)
             n += 1
             if size >= CHUNK_CHARS:
-                send(("rows", key, n, "".join(buf).encode()))
+                yield ("rows", key, n, "".join(buf).encode())
                 buf, size, n = [], 0, 0
         if buf:
-            send(("rows", key, n, "".join(buf).encode()))
-        send(("end", key))
-    send(("done",))
+            yield ("rows", key, n, "".join(buf).encode())
+        yield ("end", key)
+    yield ("done",)
+
+
+def total_rows(counts: Counts, keys: Iterable[str]) -> int:
+    """How many rows these tables get from a dataset with these counts."""
+    return sum(row_count(key, counts) for key in keys)
 
 
 def child_main(conn) -> None:  # the generator process: receive the job, stream its rows back
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and stops us
     try:
         job = conn.recv()
-        produce(job, conn.send)
+        for msg in messages(job):
+            conn.send(msg)
     except (BrokenPipeError, EOFError):
         pass  # the parent stopped listening (error or interrupt): nothing to report
     except Exception as exc:  # a bug: report it to the parent as one line

@@ -1,5 +1,6 @@
 """The COPY pipeline: a child process generates records while this one streams them into PostgreSQL's
-COPY, table by table, inside the caller's transaction — generation and loading use a core each.
+COPY, table by table, inside the caller's transaction — generation and loading use a core each. A small
+job (a scaled-down dataset, a reset's loans) is generated here instead, as the COPY reads it.
 
 Secondary indexes of a table that grows by more than it holds are dropped before its COPY and rebuilt
 right after it (still in the transaction: a failure or interrupt restores them with everything else),
@@ -28,6 +29,9 @@ from folioperf.seed import generate
 from folioperf.seed.layout import LoadPlan, drop_indexes, set_triggers
 
 BUFFER_CHUNKS = 256  # messages of up to generate.CHUNK_CHARS each: at most ~128 MB buffered
+# A job up to this many rows is generated in the caller's process: a generator process costs more to start
+# (an interpreter and its imports, ~0.3 CPU-s and as long in wall time) than its core saves on so few rows.
+INLINE_ROWS = 20_000
 
 
 @dataclass
@@ -54,11 +58,27 @@ def progress_bar(console: Console) -> Progress:
     )
 
 
+def generator(rows: int) -> GeneratorProcess | InlineGenerator:
+    """What generates a job of about `rows` records: this process when it is small, else a generator
+    process, started now so that its imports overlap with the caller's database work."""
+    return InlineGenerator() if rows <= INLINE_ROWS else GeneratorProcess()
+
+
+class InlineGenerator:
+    """A small job's records, generated in this process as the COPY asks for them (Ctrl-C interrupts
+    the generation like the COPY)."""
+
+    def messages(self, job: generate.Job) -> Iterator[tuple]:
+        return generate.messages(job)
+
+    def close(self) -> None:
+        pass
+
+
 class GeneratorProcess:
-    """The record generator in a spawned process (it inherits no database connection or thread). Started
-    early so its imports overlap with the caller's database work. It ignores Ctrl-C: the parent handles
-    it (rolls back) and stops the child. As with any spawned multiprocessing child, a script using it
-    needs `if __name__ == "__main__":`."""
+    """The record generator in a spawned process (it inherits no database connection or thread). It
+    ignores Ctrl-C: the parent handles it (rolls back) and stops the child. As with any spawned
+    multiprocessing child, a script using it needs `if __name__ == "__main__":`."""
 
     def __init__(self) -> None:
         ctx = multiprocessing.get_context("spawn")
@@ -119,13 +139,6 @@ class GeneratorProcess:
         if self._reader is not None:
             self._reader.join(timeout=10)
         self._conn.close()
-
-
-def in_memory(job: generate.Job) -> list[tuple]:
-    """Every message of a job, generated here and now (to measure COPY without generation)."""
-    out: list[tuple] = []
-    generate.produce(job, out.append)
-    return out
 
 
 def copy_tables(conn: psycopg.Connection, plans: dict[str, LoadPlan], messages: Iterable[tuple],

@@ -20,7 +20,7 @@ from rich.console import Console
 
 from folioperf import db
 from folioperf.errors import FolioperfError
-from folioperf.seed import layout as layout_mod, load, marker, seeding
+from folioperf.seed import generate, layout as layout_mod, load, marker, seeding
 from folioperf.seed.cleanup import CIRCULATION_STATE, clear_circulation, restore_items
 from folioperf.seed.dataset import Dataset
 from folioperf.seed.layout import Layout
@@ -30,7 +30,7 @@ from folioperf.seed.reference import resolve
 def reset(dsn: str, tenant: str, ds: Dataset, scale: float | None, console: Console | None) -> seeding.Outcome:
     """Reset the dataset in the tenant (one transaction), then VACUUM ANALYZE what changed."""
     started = time.perf_counter()
-    gen = load.GeneratorProcess()
+    gen = None
     try:
         with seeding.connect(dsn) as conn:
             layout = layout_mod.inspect(conn, tenant, db.redact(dsn))
@@ -47,6 +47,7 @@ def reset(dsn: str, tenant: str, ds: Dataset, scale: float | None, console: Cons
                 if not seeding.matches(found, counts):
                     raise FolioperfError(seeding.describe_mismatch(ds, tenant, found, scale, counts) + "; pass the --scale it was seeded at")
                 outcome = seeding.Outcome(ds, scale, counts)
+                gen = load.generator(generate.total_rows(counts, seeding.CIRCULATION_TABLES))
                 now = seeding.now_iso()
                 outcome.deleted = clear_circulation(conn, layout, ds)
                 outcome.restored_items = restore_items(conn, layout, ds, counts.loans, now)
@@ -60,7 +61,8 @@ def reset(dsn: str, tenant: str, ds: Dataset, scale: float | None, console: Cons
         raise FolioperfError(f"reset of {ds.name} in tenant {tenant} failed: {seeding.describe_db_error(exc, ds)}; "
                              "rolled back, nothing was changed") from None
     finally:
-        gen.close()
+        if gen is not None:
+            gen.close()
     try:
         vacuum(dsn, layout, [*plans, *CLEARED])
     except KeyboardInterrupt:

@@ -153,7 +153,7 @@ def plans_for(layout: Layout, counts: Counts, keys: list[str]) -> dict[str, Load
     return plans
 
 
-def run_copy(conn: psycopg.Connection, gen: load.GeneratorProcess, ds: Dataset, counts: Counts,
+def run_copy(conn: psycopg.Connection, gen: load.GeneratorProcess | load.InlineGenerator, ds: Dataset, counts: Counts,
              plans: dict[str, LoadPlan], now: str, console: Console | None) -> list[load.TableStats]:
     job = generate.Job(ds, counts, tuple((k, tuple(p.columns)) for k, p in plans.items()), now)
     progress = load.progress_bar(console) if console and console.is_terminal else None  # bars only on a terminal
@@ -173,7 +173,7 @@ def seed(dsn: str, tenant: str, ds: Dataset, scale: float, replace: bool, consol
     counts = ds.scaled(scale)
     outcome = Outcome(ds, scale, counts)
     started = time.perf_counter()
-    gen = load.GeneratorProcess()  # its start-up overlaps with the checks below
+    gen = load.generator(generate.total_rows(counts, SEED_TABLES))  # a process's start overlaps with the checks
     try:
         with connect(dsn) as conn:
             layout = layout_mod.inspect(conn, tenant, db.redact(dsn))

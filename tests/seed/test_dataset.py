@@ -111,7 +111,9 @@ def _generate(name: str, scale: float) -> dict[str, list[str]]:
               ("loan", ("id", "jsonb")), ("request", ("id", "jsonb")))
     job = generate.Job(ds, counts, tables, "2026-03-02T10:00:00.000+00:00")
     out: dict[str, list[str]] = {}
-    generate.produce(job, lambda msg: out.setdefault(msg[1], []).extend(msg[3].decode().split("\n")[:-1]) if msg[0] == "rows" else None)
+    for msg in generate.messages(job):
+        if msg[0] == "rows":
+            out.setdefault(msg[1], []).extend(msg[3].decode().split("\n")[:-1])
     return out
 
 

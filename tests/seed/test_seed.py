@@ -12,6 +12,7 @@ import time
 import uuid
 from pathlib import Path
 
+import psutil
 import psycopg
 import pytest
 
@@ -145,19 +146,23 @@ def test_two_seeds_into_two_databases_give_identical_ids_and_barcodes(scratch_db
     assert (len(a["users"]), len(a["items"]), len(a["loans"]), len(a["requests"])) == (c.all_users + 1, 100, 4, 2)  # + the admin
 
 
-def test_an_interrupted_seed_leaves_zero_rows(scratch_db):
+@pytest.mark.parametrize("scale, generator_process", [("1", True), ("0.1", False)], ids=["97,000 rows", "9,700 rows"])
+def test_an_interrupted_seed_leaves_zero_rows(scratch_db, scale, generator_process):
     """Ctrl-C while the seed is far into its transaction (users, inventory and SRS copied; it waits for the loan
-    table, which this test holds) rolls everything back."""
+    table, which this test holds) rolls everything back, whether its records come from a generator process
+    or, for a job small enough, from the seeding process itself (no second interpreter to start)."""
     dsn = scratch_db()
     with psycopg.connect(dsn) as holder, psycopg.connect(dsn, autocommit=True) as conn:
         holder.execute("LOCK TABLE diku_mod_circulation_storage.loan IN SHARE MODE")  # COPY must wait for it
-        proc = subprocess.Popen([sys.executable, "-m", "folioperf", "seed", "cico", "--db", dsn, "--scale", "1"],
+        proc = subprocess.Popen([sys.executable, "-m", "folioperf", "seed", "cico", "--db", dsn, "--scale", scale],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         deadline = time.monotonic() + DEADLINE
         while not conn.execute("SELECT count(*) FROM pg_stat_activity WHERE application_name = 'folioperf-seed' "
                                "AND datname = current_database() AND wait_event_type = 'Lock'").fetchone()[0]:
             assert proc.poll() is None and time.monotonic() < deadline, "the seed never reached the loan table"
             time.sleep(0.05)  # polling pg_stat_activity, not waiting for readiness
+        # the generator process, if any, is alive or unreaped until the seed ends
+        assert bool(psutil.Process(proc.pid).children()) == generator_process
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=DEADLINE)
         holder.rollback()
