@@ -41,7 +41,8 @@ def _metadata() -> dict:
 
 
 def load_reference(conn: psycopg.Connection, tenant: str) -> int:
-    """Insert missing reference records (existing ones, possibly edited by the user, are kept)."""
+    """Insert missing reference records (existing ones, possibly edited by the user, are kept): one
+    statement a table, since every sandbox start runs this."""
     added = 0
     tables = [(name, rows) for data in reference_files() for name, rows in data.items()
               if not name.startswith("_") and name != "admin"]
@@ -49,15 +50,13 @@ def load_reference(conn: psycopg.Connection, tenant: str) -> int:
     tables.sort(key=lambda t: bool(schema.BY_NAME[t[0]].foreign_keys))
     for table_name, rows in tables:
         table = schema.BY_NAME[table_name]
-        for row in rows:
-            record = dict(row)
-            if table.metadata:
-                record["metadata"] = _metadata()
-            cur = conn.execute(
-                sql.SQL("INSERT INTO {} (id, jsonb) VALUES (%s, %s) ON CONFLICT DO NOTHING").format(table.ident(tenant)),
-                (record["id"], Jsonb(record)),
-            )
-            added += cur.rowcount
+        records = [{**row, "metadata": _metadata()} if table.metadata else row for row in rows]
+        cur = conn.execute(
+            sql.SQL("INSERT INTO {} (id, jsonb) SELECT * FROM unnest(%s::uuid[], %s::jsonb[]) ON CONFLICT DO NOTHING")
+            .format(table.ident(tenant)),
+            ([r["id"] for r in records], [Jsonb(r) for r in records]),
+        )
+        added += cur.rowcount
     return added
 
 
@@ -129,7 +128,8 @@ def init_database(dsn: str, tenants: list[str], admin_user: str, admin_password:
                   reset: bool = False, versions: dict[str, str] | None = None) -> str | None:
     """Create or upgrade the sandbox's extensions, tables and tenants in an existing database, in one
     transaction. Returns a note when pg_stat_statements could not be created (the role is no superuser);
-    a role that may not create schemas or extensions there is a one-line error naming the privilege."""
+    a role that may not create schemas or extensions there is a one-line error naming the privilege, any
+    other database error one line too (the transaction rolled back)."""
     with db.connect(dsn) as conn:
         try:
             with conn.transaction():
@@ -144,4 +144,8 @@ def init_database(dsn: str, tenants: list[str], admin_user: str, admin_password:
                 f"role {user} may not set up the sandbox in database {name}: {exc.diag.message_primary}; it needs "
                 f"the CREATE privilege there (a superuser can GRANT CREATE ON DATABASE {name} TO {user}, or make "
                 f"{user} its owner)") from None
+        except psycopg.Error as exc:  # e.g. a lock_timeout while a table it upgrades is in use
+            message = exc.diag.message_primary or str(exc).strip().splitlines()[0]
+            raise FolioperfError(f"setting up the sandbox in database {conn.info.dbname} failed: {message}; "
+                                 "nothing was changed") from None
     return note

@@ -6,10 +6,13 @@ two Spring modules, and the sandbox's own bookkeeping schema (tenants, signing k
 
 from __future__ import annotations
 
+import hashlib
+import json
 from typing import Mapping
 
 import psycopg
 from psycopg import sql
+from psycopg.types.json import Jsonb
 
 from folioperf import folio_layout
 from folioperf.folio_layout import AUTHTOKEN, INVENTORY, SRS, Index, Table, index_expression, json_path
@@ -256,33 +259,37 @@ def install_extensions(conn: psycopg.Connection) -> str | None:
 def install_tenant(conn: psycopg.Connection, tenant: str, versions: Mapping[str, str] | None = None) -> None:
     """Create or upgrade every module schema of `tenant` (idempotent). Runs in the caller's transaction.
     `versions` (module name → version, e.g. of a FOLIO release) go into each schema's rmb_internal
-    moduleVersion the way RMB records the module that installed it (`mod-users-19.5.4`)."""
-    for module in MODULES:
-        for stmt in _schema_ddl(tenant, module):
-            conn.execute(stmt)
-    for table in TABLES:
-        for stmt in _table_ddl(table, tenant):
-            conn.execute(stmt)
-    conn.execute(
-        sql.SQL(_RELATIONAL_DDL).format(
-            srs=sql.Identifier(f"{tenant}_{SRS}"), auth=sql.Identifier(f"{tenant}_{AUTHTOKEN}"),
-            inventory=sql.Identifier(f"{tenant}_{INVENTORY}"),
-        )
-    )
+    moduleVersion the way RMB records the module that installed it (`mod-users-19.5.4`).
+    Every sandbox start runs this: a tenant installed by the same DDL and versions (their digest is kept
+    in the tenants table) is left alone, since replacing a table's triggers locks it against the
+    sandboxes already serving the database. `sandbox init --reset` rebuilds a damaged tenant."""
+    ddl = [stmt for module in MODULES for stmt in _schema_ddl(tenant, module)]
+    ddl += [stmt for table in TABLES for stmt in _table_ddl(table, tenant)]
+    ddl.append(sql.SQL(_RELATIONAL_DDL).format(
+        srs=sql.Identifier(f"{tenant}_{SRS}"), auth=sql.Identifier(f"{tenant}_{AUTHTOKEN}"),
+        inventory=sql.Identifier(f"{tenant}_{INVENTORY}"),
+    ))
+    rendered = json.dumps([[stmt.as_string(conn) for stmt in ddl], dict(versions or {}), SCHEMA_VERSION], sort_keys=True)
+    digest = hashlib.sha256(rendered.encode()).hexdigest()
+    tenants = sql.Identifier(META_SCHEMA, "tenants")
+    installed = conn.execute(sql.SQL("SELECT jsonb->>'ddl' FROM {} WHERE id = %s").format(tenants), (tenant,)).fetchone()
+    if installed and installed[0] == digest:
+        return
+    for stmt in ddl:
+        conn.execute(stmt)
     for module in MODULES:
         name = module.replace("_", "-")
-        installed = f"{name}-{versions[name]}" if versions and name in versions else module
+        installed_as = f"{name}-{versions[name]}" if versions and name in versions else module
         conn.execute(
             sql.SQL(
                 "INSERT INTO {}.rmb_internal (id, jsonb) VALUES (1, %s) ON CONFLICT (id) DO UPDATE SET jsonb = EXCLUDED.jsonb"
             ).format(sql.Identifier(f"{tenant}_{module}")),
-            (psycopg.types.json.Jsonb({"rmbVersion": "folioperf-sandbox", "moduleVersion": installed, "schemaVersion": SCHEMA_VERSION}),),
+            (Jsonb({"rmbVersion": "folioperf-sandbox", "moduleVersion": installed_as, "schemaVersion": SCHEMA_VERSION}),),
         )
     conn.execute(
-        sql.SQL("INSERT INTO {}.tenants (id, jsonb) VALUES (%s, %s) ON CONFLICT (id) DO NOTHING").format(
-            sql.Identifier(META_SCHEMA)
-        ),
-        (tenant, psycopg.types.json.Jsonb({"id": tenant, "name": tenant})),
+        sql.SQL("INSERT INTO {} (id, jsonb) VALUES (%s, %s) ON CONFLICT (id) DO UPDATE SET jsonb = EXCLUDED.jsonb")
+        .format(tenants),
+        (tenant, Jsonb({"id": tenant, "name": tenant, "ddl": digest})),
     )
 
 

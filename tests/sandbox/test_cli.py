@@ -62,6 +62,21 @@ def test_a_taken_port_is_found_before_the_database_is_set_up(new_dsns):
     assert not exists(dsn)  # no database created, no tenant written
 
 
+def test_a_sandbox_starts_beside_one_serving_the_same_database(new_dsns):
+    """Every start runs the set-up: on a tenant installed by the same release it changes nothing, so it
+    takes no lock that would stall a sandbox serving the database (here, a check-out's open transaction)."""
+    dsn = new_dsns()
+    assert folioperf("sandbox", "init", "--db", dsn).returncode == 0
+    with psycopg.connect(dsn) as serving:
+        serving.execute("LOCK TABLE diku_mod_circulation_storage.loan IN ROW EXCLUSIVE MODE")  # as an INSERT holds it
+        r = folioperf("sandbox", "init", "--db", dsn, PGOPTIONS="-c lock_timeout=5s")
+        assert r.returncode == 0, r.stderr
+        # another release upgrades the tables, which must wait for the transaction: told in one line
+        r = folioperf("sandbox", "init", "--db", dsn, "--folio-release", "ramsons", PGOPTIONS="-c lock_timeout=1s")
+    assert (r.returncode, r.stderr) == (2, f"folioperf: error: setting up the sandbox in database {db.database_name(dsn)} "
+                                           "failed: canceling statement due to lock timeout; nothing was changed\n")
+
+
 @pytest.fixture()
 def plain_role():
     """A login role that is neither superuser nor allowed to create databases (dropped afterwards: ask for

@@ -53,6 +53,11 @@ def test_init_records_the_releases_module_versions(folio_sandbox_dsn):
     with psycopg.connect(folio_sandbox_dsn) as conn:
         installed = conn.execute("SELECT jsonb->>'moduleVersion' FROM relramsons_mod_users.rmb_internal").fetchone()[0]
     assert installed == "mod-users-19.4.6"  # RMB records the module that installed the schema
+    r = folioperf("sandbox", "init", "--db", folio_sandbox_dsn, "--tenant", "relramsons", "--folio-release", "Sunflower")
+    assert r.returncode == 0, r.stderr
+    with psycopg.connect(folio_sandbox_dsn) as conn:
+        installed = conn.execute("SELECT jsonb->>'moduleVersion' FROM relramsons_mod_users.rmb_internal").fetchone()[0]
+    assert installed == "mod-users-19.5.4"  # the tenant's schemas upgraded to the release's modules
 
 
 def test_a_release_the_platform_never_had_is_one_clear_line(folio_sandbox_dsn):
