@@ -100,7 +100,7 @@ def main() -> None:
                      for key in keys}
             job = generate.Job(ds, counts, tuple((k, tuple(p.columns)) for k, p in plans.items()), seeding.now_iso())
             sample: dict[str, list[list[str | None]]] = {}
-            for msg in list(generate.messages(job)):
+            for msg in generate.messages(job):
                 if msg[0] == "rows":
                     lines = msg[3].decode().split("\n")[:-1]  # not splitlines(): MARC separators are line breaks to it
                     wanted = max(1, int(generate.row_count(msg[1], counts) * args.sample))

@@ -89,6 +89,11 @@ def connect(dsn: str, **kwargs) -> psycopg.Connection:
         raise connection_error(dsn, exc) from None
 
 
+def error_line(exc: psycopg.Error) -> str:
+    """A statement's error as one line: PostgreSQL's primary message, else the error's first line."""
+    return exc.diag.message_primary or str(exc).strip().splitlines()[0]
+
+
 def connection_error(dsn: str, exc: psycopg.OperationalError) -> DatabaseUnreachable:
     text = str(exc).strip()
     # libpq says "connection to server at ..., port N failed: REASON" per address it tried: the first one

@@ -145,7 +145,6 @@ def init_database(dsn: str, tenants: list[str], admin_user: str, admin_password:
                 f"the CREATE privilege there (a superuser can GRANT CREATE ON DATABASE {name} TO {user}, or make "
                 f"{user} its owner)") from None
         except psycopg.Error as exc:  # e.g. a lock_timeout while a table it upgrades is in use
-            message = exc.diag.message_primary or str(exc).strip().splitlines()[0]
-            raise FolioperfError(f"setting up the sandbox in database {conn.info.dbname} failed: {message}; "
+            raise FolioperfError(f"setting up the sandbox in database {conn.info.dbname} failed: {db.error_line(exc)}; "
                                  "nothing was changed") from None
     return note

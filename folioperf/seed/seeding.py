@@ -215,7 +215,7 @@ def describe_db_error(exc: psycopg.Error, ds: Dataset) -> str:
     diag = exc.diag
     where = f"{diag.schema_name}.{diag.table_name}: " if diag.table_name else ""
     detail = f" ({diag.message_detail})" if diag.message_detail else ""
-    text = f"{where}{diag.message_primary or str(exc).strip().splitlines()[0]}{detail}"
+    text = f"{where}{db.error_line(exc)}{detail}"
     if isinstance(exc, psycopg.errors.UniqueViolation):
         text += f" — records with prefix {ds.prefix!r} exist already (another dataset with the same prefix?)"
     return text.replace("\n", " ")
