@@ -23,6 +23,10 @@ pytestmark = [pytest.mark.xdist_group("workflow-runs"), pytest.mark.long_run]  #
 
 SECONDS = "8"
 HOLDS_SECONDS = "3"
+# Each of the plans' pauses really takes 50 ms (tests/fixtures/locust_call_log.py): a hold every 50 ms or so, a
+# few dozen in a run, well within the 167 instances of a holds run's pool (at no pause, an idle machine placed
+# them all in 2.6 s and the run stopped on an exhausted pool)
+FAKE_PAUSE_SECONDS = "0.05"
 PREFLIGHT_HEADERS = ("Origin", "Access-Control-Request-Method", "Access-Control-Request-Headers", "User-Agent")
 HOLD_DATE = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")  # ptf.HOLD_DATE, UTC
 TRANSACTION = {"check-out": "Check-out", "check-in": "Check-in"}
@@ -87,9 +91,10 @@ def runs(seeded, returned_loan_borrower, tmp_path_factory) -> dict[str, LocustRu
         out: Path = root / name
         out.mkdir()
         pools_file = seeded.pools_file(out, workflow, **pools)
-        seconds = HOLDS_SECONDS if workflow == "holds" else SECONDS  # with the fake clock, holds run back to back
+        seconds = HOLDS_SECONDS if workflow == "holds" else SECONDS  # a hold's one pause is its whole transaction
         command = workflow_args(seeded, out, file, "-t", seconds, "-u", "1", "-r", "1", "--pools", str(pools_file), *args)
-        started[name] = (start_locust(command, out, seeded.env(CALL_LOG=str(out / "calls.json"), FAKE_PAUSES="1")), out)
+        started[name] = (start_locust(command, out, seeded.env(CALL_LOG=str(out / "calls.json"),
+                                                               FAKE_PAUSES=FAKE_PAUSE_SECONDS)), out)
     return {name: finish(proc, out) for name, (proc, out) in started.items()}
 
 
