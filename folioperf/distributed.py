@@ -15,7 +15,10 @@ Locust's message loop running, until each has sent its final report (everything 
 periodic one) or is gone (lost, missing, quit), at most the stop timeout plus REPORT_GRACE_SECONDS. Only
 then does Locust go on to `test_stop`, where the master writes the results. Periodic reports ride on
 Locust's own worker reports (`report_to_master`); each carries the test's number, so a late report of an
-earlier test is never counted in the next.
+earlier test is never counted in the next. As a headless run ends, Locust quits the master up to three times
+in a row (its run-time greenlet, the quitting event, its shutdown), each time telling the workers to quit
+and sleeping 0.5 s for reports that are in by then: `quit_once` keeps the first and lets the others wait for
+it, so the process exits 1 s sooner.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import gevent
+import gevent.event
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
@@ -55,6 +59,26 @@ SETUP = "folioperf_setup"  # master -> worker: {"sealed"}, before the test's fir
 STOP = "folioperf_stop"  # master -> worker: {"test"}: stop your users and send your final report
 FINAL = "folioperf_final"  # worker -> master: {"test"}: my users have stopped and my last report is sent
 STOP_RUN = "folioperf_stop_run"  # worker -> master: {"message", "exit_code"}: a user cannot go on
+
+
+def quit_once(runner: Any) -> None:
+    """Make the master's `quit` happen once: a later call waits until the first one is over (see above)."""
+    quit = runner.quit
+    done = gevent.event.Event()
+    started = False
+
+    def once() -> None:
+        nonlocal started
+        if started:
+            done.wait()
+            return
+        started = True
+        try:
+            quit()
+        finally:  # also when the quit kills the greenlet it runs in (a worker's message handler)
+            done.set()
+
+    runner.quit = once
 
 
 def ensure_worker_key() -> None:

@@ -41,7 +41,7 @@ from folioperf.auth import Credentials, Logins
 from folioperf.config import PASSWORD_ENV
 from folioperf.console import LiveView, print_summary
 from folioperf.dbmon import DbMonitor
-from folioperf.distributed import REPORT_GRACE_SECONDS, Coordinator, Link, Seal
+from folioperf.distributed import REPORT_GRACE_SECONDS, Coordinator, Link, Seal, quit_once
 from folioperf.errors import FolioperfError
 from folioperf.metrics import ERROR, Metrics, locust_bucket
 from folioperf.okapi import Okapi
@@ -151,6 +151,8 @@ class FolioRun:
             events.quitting.add_listener(self._on_worker_quitting)
             return
         self.metrics.on_new_failure = self._on_new_failure
+        if self.role == MASTER:
+            quit_once(self.environment.runner)
         events.test_stopping.add_listener(self._on_test_stopping)
         events.test_stop.add_listener(self._on_test_stop)
         events.quitting.add_listener(self._on_quitting)

@@ -307,7 +307,8 @@ def _expected_totals() -> dict[tuple[str, str], dict]:
 def test_distributed_run_merges_every_workers_data(ending, tmp_path):
     """Each of 10 users fires a known sequence; on_stop fires one more request 1.5 s into the stop, after
     Locust's master stopped listening ("run-time quit") or while it waits ("stop then quit", the path of
-    the web UI's Stop button). The master's merged metrics hold all of it."""
+    the web UI's Stop button). The master's merged metrics hold all of it, and it quits once: Locust's
+    master quits up to three times, sleeping 0.5 s each time, and the process ended 1 s late."""
     out = tmp_path / "snapshots.jsonl"
     port = free_port()
     env = clean_env(FOLIOPERF_TEST_SNAPSHOT=str(out), FOLIOPERF_TEST_STOP_DELAY="1.5")
@@ -318,7 +319,7 @@ def test_distributed_run_merges_every_workers_data(ending, tmp_path):
         mode = ["--autostart", "--autoquit", "0", "--web-host", "127.0.0.1", "--web-port", str(free_port())]
     master = subprocess.Popen(
         [*locust, "--master", *mode, "-u", "10", "-r", "100", "-t", "2s", "--expect-workers", "2",
-         "--master-bind-host", "127.0.0.1", "--master-bind-port", str(port), "--only-summary"],
+         "--master-bind-host", "127.0.0.1", "--master-bind-port", str(port), "--only-summary", "--loglevel", "DEBUG"],
         env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     workers = [subprocess.Popen([*locust, "--worker", "--master-port", str(port)], env=env,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for _ in range(2)]
@@ -334,6 +335,7 @@ def test_distributed_run_merges_every_workers_data(ending, tmp_path):
 
     lines = out.read_text().splitlines() if out.exists() else []
     assert len(lines) == 1, log
+    assert log.count("Quitting...") == 1, log
     result = json.loads(lines[0])
     assert result["incomplete"] == []
     expected = _expected_totals()
