@@ -107,7 +107,7 @@ class DatabaseSource:
         # pair (33 million comparisons, 8 to 15 s, for cico's pools). Bulk reads like these want hash joins.
         self.conn.execute("SET LOCAL enable_nestloop = off")
         rows = self.conn.execute(query, params).fetchall()
-        self.conn.execute("SET LOCAL enable_nestloop = on")
+        self.conn.execute("SET LOCAL enable_nestloop TO DEFAULT")  # the server's or role's own setting again
         return rows
 
     def dataset_present(self, ds: Dataset) -> bool:
