@@ -7,8 +7,8 @@ MARC, parsed MARC JSON with the HRID in 001 and instance/record ids in 999 ff); 
 sessions, audit_loan rows and requests as PTF's seed rows (folio-api.md §3.2).
 
 Realistic text comes from Faker: a vocabulary of names, streets, cities, words and publishers is drawn
-once per dataset (Faker is ~30 µs a call), and records combine it with `random.Random` streams seeded
-per kind of record. Same dataset and seed → same records, byte for byte, apart from timestamps.
+once per locale and seed in a process (Faker is ~30 µs a call, a vocabulary ~0.2 s), and records combine it
+with `random.Random` streams seeded per kind of record. Same dataset and seed → same records, byte for byte, apart from timestamps.
 
 `messages(job)` yields `("begin", table, rows)`, `("rows", table, n, bytes)`, `("end", table)` and
 finally `("done",)`; `child_main` streams them from the generator process that feeds a large job's COPY
@@ -23,7 +23,7 @@ import signal
 import unicodedata
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Callable, Iterable, Iterator
 
 from folioperf.folio_layout import BY_NAME
@@ -87,7 +87,8 @@ def _ascii(text: str) -> str:
 
 
 class Vocabulary:
-    """Faker output drawn once per dataset: the words records are made of."""
+    """Faker output drawn once per locale and seed (`vocabulary`): the words records are made of. Tuples: one
+    vocabulary serves every job of the process."""
 
     def __init__(self, locale: str, seed: int) -> None:
         from faker import Faker
@@ -95,12 +96,11 @@ class Vocabulary:
         fake = Faker(locale)
         fake.seed_instance(seed)
 
-        def pool(n: int, *methods: str) -> list[str]:
+        def pool(n: int, *methods: str) -> tuple[str, ...]:
             for name in methods:
                 if hasattr(fake, name):
-                    values = dict.fromkeys(str(getattr(fake, name)()) for _ in range(n))
-                    return list(values)
-            return [""]
+                    return tuple(dict.fromkeys(str(getattr(fake, name)()) for _ in range(n)))
+            return ("",)
 
         self.first_names = pool(600, "first_name")
         self.last_names = pool(900, "last_name")
@@ -114,6 +114,13 @@ class Vocabulary:
         self.words = pool(1500, "word")
         self.publishers = pool(250, "company")
         self.isbns = pool(3000, "isbn13")
+
+
+@lru_cache(maxsize=4)
+def vocabulary(locale: str, seed: int) -> Vocabulary:
+    """The vocabulary of a locale and seed, drawn once per process: the same Faker calls give the same words,
+    and every seed, reset and test of a process reuses them."""
+    return Vocabulary(locale, seed)
 
 
 @dataclass(frozen=True)
@@ -155,7 +162,7 @@ class Generator:
 
     @cached_property
     def vocabulary(self) -> Vocabulary:
-        return Vocabulary(self.ds.locale, self.ds.seed)
+        return vocabulary(self.ds.locale, self.ds.seed)
 
     # -- attributes several tables share -----------------------------------------------------------
     @cached_property

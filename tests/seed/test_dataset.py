@@ -128,6 +128,19 @@ def test_generation_is_deterministic_for_a_seed():
     assert not set(first["item"]) & set(other["item"])
 
 
+def test_every_job_of_a_process_shares_one_vocabulary_it_cannot_change():
+    """Faker is drawn once per locale and seed in a process (about 0.2 s each time): every job of a dataset
+    (a seed, a reset, another scale) takes the same words, which no job can alter; another seed, others."""
+    def vocabulary(name: str, scale: float):
+        ds = dataset.load(name)
+        return generate.Generator(generate.Job(ds, ds.scaled(scale), (), "2026-03-02T10:00:00.000+00:00")).vocabulary
+
+    first = vocabulary("holds", 0.01)
+    assert vocabulary("holds", 0.02) is first
+    assert vocabulary("cico", 0.01) is not first  # its own seed
+    assert first.last_names and all(isinstance(words, tuple) for words in vars(first).values())
+
+
 def test_records_have_folio_shapes():
     rows = _generate("holds", 0.01)
     ds = dataset.load("holds")
