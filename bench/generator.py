@@ -32,7 +32,8 @@
    the client's time minus the sandbox's (the generator, the loopback and the scheduler). The sandbox's
    request counter is printed next to folioperf's count; and, for scale, this machine's floor with no
    generator at all: how late a 50 ms sleep wakes up, and a loopback round trip to the tiny server
-   after 50 ms idle.
+   after 50 ms idle. With --trace, a third run: folioperf --trace alone with --overhead-users users, its
+   figures next to folioperf alone's (what reading the trace lines does to the latencies it measures).
 """
 
 from __future__ import annotations
@@ -420,8 +421,9 @@ def side_figures(result: dict) -> dict:
     return {**figures, "count": entry["count"], "failures": entry["failures"], "p50": entry["p50"], "p99": entry["p99"]}
 
 
-def overhead(users: int, seconds: float, workdir: Path) -> dict:
-    """folioperf alone with `users` users; then bare and folioperf side by side with half as many each."""
+def overhead(users: int, seconds: float, workdir: Path, trace: bool = False) -> dict:
+    """folioperf alone with `users` users; then bare and folioperf side by side with half as many each; with
+    `trace`, then folioperf --trace alone with `users` users."""
     import requests
 
     from folioperf.config import DEFAULT_ADMIN_PASSWORD
@@ -442,11 +444,13 @@ def overhead(users: int, seconds: float, workdir: Path) -> dict:
         half = max(users // 2, 1)
         stages = {"warm-up": [("bare", users, WARM_UP_SECONDS)], "alone": [("folioperf", users, seconds)],
                   "paired": [("bare", half, seconds), ("folioperf", half, seconds)]}
+        if trace:
+            stages["traced"] = [(TRACE_SIDE, users, seconds)]
         results: dict[str, dict] = {}
         for stage, runs in stages.items():
             requests.post(sandbox.url + "/_/sandbox/counters/reset", timeout=10).raise_for_status()
-            procs = [start_locust(side, sandbox.url, n, run_time, workdir / f"{stage}-{side}", None, **env)
-                     for side, n, run_time in runs]
+            procs = [start_locust(side, sandbox.url, n, run_time, workdir / f"{stage}-{side}", None,
+                                  ("--trace",) if side == TRACE_SIDE else (), **env) for side, n, run_time in runs]
             deadline = time.monotonic() + seconds + START_TIMEOUT
             for p in procs:
                 try:
@@ -459,8 +463,11 @@ def overhead(users: int, seconds: float, workdir: Path) -> dict:
         sandbox.stop()
         drop_database(BENCH_DB)
     alone, paired = results["alone"], results["paired"]
-    return {"alone": {**side_figures(alone["folioperf"]), "sandbox_count": alone["sandbox_count"], "users": users},
-            "paired": {side: side_figures(paired[side]) for side in SIDES}, "paired_users": half}
+    figures = {"alone": {**side_figures(alone["folioperf"]), "sandbox_count": alone["sandbox_count"], "users": users},
+               "paired": {side: side_figures(paired[side]) for side in SIDES}, "paired_users": half}
+    if trace:
+        figures["traced"] = side_figures(results["traced"][TRACE_SIDE])
+    return figures
 
 
 # -- main ---------------------------------------------------------------------------------------------
@@ -527,7 +534,7 @@ def main() -> int:
             server.stop()
             if scraper is not None:
                 scraper.stop()
-        over = overhead(args.overhead_users, args.overhead_seconds, work / "overhead")
+        over = overhead(args.overhead_users, args.overhead_seconds, work / "overhead", args.trace)
 
     where = f"Locust on CPU {locust_cpu}, server on CPU {server_cpu}" if locust_cpu is not None else "one CPU: not pinned"
     print(f"1. GET /groups/{{id}} back to back from {args.users} users per Locust process, {args.seconds:g} s windows ({where})")
@@ -564,6 +571,8 @@ def main() -> int:
     print("      run                              requests  failures  client's figures   sandbox's trace   client - trace")
     rows = [(f"folioperf alone, {alone['users']} users", alone)]
     rows += [(f"{side}, side by side, {over['paired_users']} users", pair[side]) for side in SIDES]
+    if "traced" in over:
+        rows.append((f"{TRACE_SIDE} alone, {alone['users']} users", over["traced"]))
     for label, f in rows:
         print(f"      {label:33} {f['count']:8} {f['failures']:9}   {f['p50'] - DELAY_MS:6.2f} / {f['p99'] - DELAY_MS:6.2f}"
               f"   {f['sandbox'][0] - DELAY_MS:6.2f} / {f['sandbox'][1] - DELAY_MS:6.2f}   "
@@ -590,6 +599,8 @@ def main() -> int:
         "folioperf_requests": alone["count"], "sandbox_requests": alone["sandbox_count"],
         **({"prometheus_ratio_per_core": round(metrics_ratio, 3)} if metrics_ratio is not None else {}),
         **({"trace_ratio_per_core": round(trace_ratio, 3)} if trace_ratio is not None else {}),
+        **({"trace_p50_p99_over_ms": [round(over["traced"][q] - DELAY_MS, 2) for q in ("p50", "p99")]}
+           if "traced" in over else {}),
     }))
     return 0
 
