@@ -245,10 +245,11 @@ class Locust:
 
 def start_locust(side: str, host: str, users: int, run_time: float, workdir: Path, cpu: int | None,
                  extra: tuple[str, ...] = (), **env: str) -> Locust:
+    """One side's Locust process: its locustfile (bare or folioperf's) and its own flag (--trace), plus `extra`."""
     workdir.mkdir(parents=True)
     cmd = [sys.executable, "-m", "locust", "-f", str(SIDES.get(side, FOLIO)), "--headless", "--only-summary",
            "-u", str(users), "-r", str(users), "-t", f"{math.ceil(run_time)}s", "--host", host,
-           "--stop-timeout", "0", "--loglevel", "WARNING", *extra]
+           "--stop-timeout", "0", "--loglevel", "WARNING", *(("--trace",) if side == TRACE_SIDE else ()), *extra]
     env = clean_env(GENERATOR_BENCH_OUT=str(workdir / "out.json"), **env)
     with open(workdir / "locust.log", "ab") as log:
         proc = subprocess.Popen(cmd, cwd=workdir, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
@@ -332,8 +333,7 @@ def throughput(sides: list[str], server: OkapiServer, token: str, users: int, se
                cpu: int | None, scraper: Scraper | None = None) -> dict[str, dict]:
     """Run the given sides at once (each its own Locust process on `cpu`); figures of each over one window."""
     procs = [start_locust(side, server.url, users, START_TIMEOUT + seconds + 30, workdir / side, cpu,
-                          ("--prometheus", str(scraper.port)) if side == PROMETHEUS_SIDE and scraper else
-                          ("--trace",) if side == TRACE_SIDE else (),
+                          ("--prometheus", str(scraper.port)) if side == PROMETHEUS_SIDE and scraper else (),
                           GENERATOR_BENCH_TOKEN=token, FOLIOPERF_PASSWORD="bench") for side in sides]
     try:
         deadline = time.monotonic() + START_TIMEOUT
@@ -449,8 +449,8 @@ def overhead(users: int, seconds: float, workdir: Path, trace: bool = False) -> 
         results: dict[str, dict] = {}
         for stage, runs in stages.items():
             requests.post(sandbox.url + "/_/sandbox/counters/reset", timeout=10).raise_for_status()
-            procs = [start_locust(side, sandbox.url, n, run_time, workdir / f"{stage}-{side}", None,
-                                  ("--trace",) if side == TRACE_SIDE else (), **env) for side, n, run_time in runs]
+            procs = [start_locust(side, sandbox.url, n, run_time, workdir / f"{stage}-{side}", None, **env)
+                     for side, n, run_time in runs]
             deadline = time.monotonic() + seconds + START_TIMEOUT
             for p in procs:
                 try:

@@ -8,7 +8,8 @@ sessions, audit_loan rows and requests as PTF's seed rows (folio-api.md §3.2).
 
 Realistic text comes from Faker: a vocabulary of names, streets, cities, words and publishers is drawn
 once per locale and seed in a process (Faker is ~30 µs a call, a vocabulary ~0.2 s), and records combine it
-with `random.Random` streams seeded per kind of record. Same dataset and seed → same records, byte for byte, apart from timestamps.
+with `random.Random` streams seeded per kind of record. Same dataset and seed → same records, byte for byte,
+apart from timestamps.
 
 `messages(job)` yields `("begin", table, rows)`, `("rows", table, n, bytes)`, `("end", table)` and
 finally `("done",)`; `child_main` streams them from the generator process that feeds a large job's COPY
@@ -116,7 +117,7 @@ class Vocabulary:
         self.isbns = pool(3000, "isbn13")
 
 
-@lru_cache(maxsize=4)
+@lru_cache(maxsize=8)  # the four built-in datasets' seeds and a few of a user's own: none drawn twice
 def vocabulary(locale: str, seed: int) -> Vocabulary:
     """The vocabulary of a locale and seed, drawn once per process: the same Faker calls give the same words,
     and every seed, reset and test of a process reuses them."""
