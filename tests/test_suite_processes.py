@@ -1,0 +1,19 @@
+"""The processes the suite starts (several hundred: folioperf commands, Locust, sandboxes) reuse compiled code,
+and write none beside the sources when PYTHONDONTWRITEBYTECODE asks for none (tests/conftest.py)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_the_suites_processes_reuse_compiled_code_and_write_none_beside_the_sources():
+    probe = subprocess.run([sys.executable, "-c", "import sys; print(sys.flags.dont_write_bytecode, sys.pycache_prefix or '')"],
+                           capture_output=True, text=True, check=True)
+    dont_write, _, prefix = probe.stdout.strip().partition(" ")
+    assert dont_write == "0", "a process of the suite compiles every module it imports again"
+    if prefix:
+        assert not Path(prefix).resolve().is_relative_to(ROOT), prefix
