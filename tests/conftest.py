@@ -39,25 +39,45 @@ def _apt_get(*args: str) -> subprocess.CompletedProcess:
 
 
 BYTECODE_DIR_PREFIX = "folioperf-tests-bytecode-"
+_BYTECODE_KEY = "folioperf_bytecode_dir"
+_bytecode_dir = pytest.StashKey[str]()
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """With PYTHONDONTWRITEBYTECODE set, each of the several hundred processes the suite starts (xdist's workers,
-    folioperf commands, Locust masters and workers, sandboxes) would compile folioperf, Locust, gevent and the
-    tests again from source: about 20 of the suite's 370 CPU-seconds. Their bytecode goes to a directory of this
-    run's own instead (PYTHONPYCACHEPREFIX), removed at the end: still nothing written beside the sources, which
-    is what the setting asks. The first process (xdist's controller) sets it up for all the others."""
-    if os.environ.get("PYTHONDONTWRITEBYTECODE") and not os.environ.get("PYTHONPYCACHEPREFIX"):
+    """With PYTHONDONTWRITEBYTECODE set, each of the several hundred processes the tests start (folioperf
+    commands, Locust masters and workers, sandboxes) would compile folioperf, Locust and gevent again from
+    source: about 20 of the suite's 370 CPU-seconds. They keep their bytecode in a directory of this run's own
+    instead (PYTHONPYCACHEPREFIX), removed at the end: still nothing written beside the sources, which is what
+    the setting asks. xdist's workers themselves start as they were, reading the installed packages' bytecode
+    (which a prefix would hide from them): only the processes that run tests set it for their children."""
+    workerinput = getattr(config, "workerinput", None)
+    if not os.environ.get("PYTHONDONTWRITEBYTECODE") or os.environ.get("PYTHONPYCACHEPREFIX"):
+        return
+    if workerinput is not None:
+        directory = workerinput.get(_BYTECODE_KEY)
+        if directory is None:
+            return
+    else:
         directory = tempfile.mkdtemp(prefix=BYTECODE_DIR_PREFIX)
-        dont_write = os.environ.pop("PYTHONDONTWRITEBYTECODE")
-        os.environ["PYTHONPYCACHEPREFIX"] = directory
+        config.add_cleanup(lambda: shutil.rmtree(directory, ignore_errors=True))
+    config.stash[_bytecode_dir] = directory
+    if workerinput is None and getattr(config.option, "dist", "no") != "no" and getattr(config.option, "tx", None):
+        return  # xdist's controller: its workers run the tests, and take the directory from pytest_configure_node
+    dont_write = os.environ.pop("PYTHONDONTWRITEBYTECODE")
+    os.environ["PYTHONPYCACHEPREFIX"] = directory
 
-        def restore() -> None:
-            os.environ["PYTHONDONTWRITEBYTECODE"] = dont_write
-            del os.environ["PYTHONPYCACHEPREFIX"]
-            shutil.rmtree(directory, ignore_errors=True)
+    def restore() -> None:
+        os.environ["PYTHONDONTWRITEBYTECODE"] = dont_write
+        del os.environ["PYTHONPYCACHEPREFIX"]
 
-        config.add_cleanup(restore)
+    config.add_cleanup(restore)
+
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node) -> None:  # pytest-xdist's controller, for each worker
+    if _bytecode_dir in node.config.stash:
+        node.workerinput[_BYTECODE_KEY] = node.config.stash[_bytecode_dir]
 
 
 @pytest.hookimpl(optionalhook=True)  # pytest-xdist's: the suite also runs with -p no:xdist
