@@ -46,10 +46,11 @@ _bytecode_dir = pytest.StashKey[str]()
 def pytest_configure(config: pytest.Config) -> None:
     """With PYTHONDONTWRITEBYTECODE set, each of the several hundred processes the tests start (folioperf
     commands, Locust masters and workers, sandboxes) would compile folioperf, Locust and gevent again from
-    source: about 20 of the suite's 370 CPU-seconds. They keep their bytecode in a directory of this run's own
-    instead (PYTHONPYCACHEPREFIX), removed at the end: still nothing written beside the sources, which is what
-    the setting asks. xdist's workers themselves start as they were, reading the installed packages' bytecode
-    (which a prefix would hide from them): only the processes that run tests set it for their children."""
+    source: 35 to 65 of the suite's 360 to 380 CPU-seconds. They keep their bytecode in a directory of this
+    run's own instead (PYTHONPYCACHEPREFIX), removed at the end: still nothing written beside the sources,
+    which is what the setting asks. xdist's workers themselves start as they were, reading the installed
+    packages' bytecode (which a prefix would hide from them): only the processes that run tests set it for
+    their children."""
     workerinput = getattr(config, "workerinput", None)
     if not os.environ.get("PYTHONDONTWRITEBYTECODE") or os.environ.get("PYTHONPYCACHEPREFIX"):
         return

@@ -11,8 +11,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_the_suites_processes_reuse_compiled_code_and_write_none_beside_the_sources():
-    probe = subprocess.run([sys.executable, "-c", "import sys; print(sys.flags.dont_write_bytecode, sys.pycache_prefix or '')"],
-                           capture_output=True, text=True, check=True)
+    show = "import sys; print(sys.flags.dont_write_bytecode, sys.pycache_prefix or '')"
+    probe = subprocess.run([sys.executable, "-c", show], capture_output=True, text=True, check=True)
     dont_write, _, prefix = probe.stdout.strip().partition(" ")
     assert dont_write == "0", "a process of the suite compiles every module it imports again"
     if prefix:
