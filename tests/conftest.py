@@ -51,19 +51,19 @@ def pytest_configure(config: pytest.Config) -> None:
     which is what the setting asks. xdist's workers themselves start as they were, reading the installed
     packages' bytecode (which a prefix would hide from them): only the processes that run tests set it for
     their children."""
-    workerinput = getattr(config, "workerinput", None)
     if not os.environ.get("PYTHONDONTWRITEBYTECODE") or os.environ.get("PYTHONPYCACHEPREFIX"):
         return
-    if workerinput is not None:
-        directory = workerinput.get(_BYTECODE_KEY)
-        if directory is None:
-            return
-    else:
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is None:  # the run's first process names the directory, and removes it at the end
         directory = tempfile.mkdtemp(prefix=BYTECODE_DIR_PREFIX)
         config.add_cleanup(lambda: shutil.rmtree(directory, ignore_errors=True))
-    config.stash[_bytecode_dir] = directory
-    if workerinput is None and getattr(config.option, "dist", "no") != "no" and getattr(config.option, "tx", None):
-        return  # xdist's controller: its workers run the tests, and take the directory from pytest_configure_node
+        if getattr(config.option, "dist", "no") != "no" and getattr(config.option, "tx", None):
+            config.stash[_bytecode_dir] = directory  # xdist's workers run the tests: pytest_configure_node
+            return
+    elif _BYTECODE_KEY in workerinput:  # a worker of a controller that named it
+        directory = workerinput[_BYTECODE_KEY]
+    else:
+        return
     dont_write = os.environ.pop("PYTHONDONTWRITEBYTECODE")
     os.environ["PYTHONPYCACHEPREFIX"] = directory
 
@@ -72,7 +72,6 @@ def pytest_configure(config: pytest.Config) -> None:
         del os.environ["PYTHONPYCACHEPREFIX"]
 
     config.add_cleanup(restore)
-
 
 
 @pytest.hookimpl(optionalhook=True)
