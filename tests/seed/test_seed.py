@@ -154,8 +154,11 @@ def test_an_interrupted_seed_leaves_zero_rows(scratch_db, scale, generator_proce
     dsn = scratch_db()
     with psycopg.connect(dsn) as holder, psycopg.connect(dsn, autocommit=True) as conn:
         holder.execute("LOCK TABLE diku_mod_circulation_storage.loan IN SHARE MODE")  # COPY must wait for it
+        # as from a terminal, Ctrl-C's default action: a suite started in the background (`&`, nohup) has
+        # SIGINT ignored, and its children would inherit that and never see the interrupt
         proc = subprocess.Popen([sys.executable, "-m", "folioperf", "seed", "cico", "--db", dsn, "--scale", scale],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         deadline = time.monotonic() + DEADLINE
         while not conn.execute("SELECT count(*) FROM pg_stat_activity WHERE application_name = 'folioperf-seed' "
                                "AND datname = current_database() AND wait_event_type = 'Lock'").fetchone()[0]:
