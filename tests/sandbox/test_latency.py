@@ -3,6 +3,7 @@ shipped Lotus profile, and the delays a running sandbox adds."""
 
 from __future__ import annotations
 
+import math
 import statistics
 import subprocess
 import sys
@@ -54,7 +55,9 @@ def test_draws_follow_the_distribution():
     sampler = latency.Sampler([delay])
     draws = sorted(sampler.draw(0) for _ in range(200))
     assert statistics.median(draws) == pytest.approx(0.2, rel=0.03)
-    assert draws[int(0.95 * len(draws))] == pytest.approx(0.5, rel=0.05)
+    # nearest rank (the 190th of 200): within 4.2 % whatever the sequence's random start, where the 191st
+    # drifted past 5 % for 0.8 % of the starts
+    assert draws[math.ceil(0.95 * len(draws)) - 1] == pytest.approx(0.5, rel=0.05)
 
 
 def test_cli_refuses_a_bad_profile_with_one_line(tmp_path):
