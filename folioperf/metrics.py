@@ -34,6 +34,7 @@ from folioperf.histogram import (
     percentiles_us,
     unpack_buckets,
 )
+from folioperf import okapi_trace
 from folioperf.okapi_trace import HOP_BITS, HOPS
 
 logger = logging.getLogger(__name__)
@@ -47,6 +48,7 @@ ERROR_MESSAGE_LIMIT = 300
 
 _NO_MIN = 1 << 62  # min_us of a tally without timed samples
 TRACES_KEPT = 20_000  # --trace: responses' module times kept before they are tallied in bulk
+TRACE_BATCH = 64  # --trace: responses queued before their lines are parsed (see record_trace)
 # Windows older than this (on the master's clock) are reduced to their figures; a worker report that
 # arrives later still adds to the window's count, failures and average and to the totals.
 _SETTLE_AFTER_WINDOWS = 6
@@ -386,6 +388,7 @@ class Metrics:
         self._modules: dict[Key, dict[str, ModuleTally]] = {}  # (type, name) -> module -> its time
         self._traces: dict[Key, dict[str, list[int]]] = {}  # ... -> packed parts not yet in _modules
         self._traces_kept = 0
+        self._pending: list[tuple[str, str, list]] = []  # ... traces not yet parsed (record_trace)
         self.traced = 0  # API responses with X-Okapi-Trace lines (--trace)
         self.untraced = 0  # ... and without
         self.started = self._clock()
@@ -432,31 +435,46 @@ class Metrics:
         elif context and context.get("expected"):
             tally.expected += 1
 
-    def record_trace(self, request_type: str, name: str, times: Mapping[str, int]) -> None:
-        """Where one response's (or transaction's) time went: {module: µs << HOP_BITS | hops}
-        (folioperf.okapi_trace); an API response without trace headers comes with no times. Inline like
-        `record`, it runs per response, so it only keeps the packed numbers (plain ints: nothing for the garbage
-        collector to walk); `_tally_traces` adds them to the modules' tallies in bulk, every TRACES_KEPT
-        responses and before anything reads or ships them."""
-        if not times:
-            self.untraced += 1
-            return
-        if request_type != TRANSACTION:
-            self.traced += 1
-        row = self._traces.get((request_type, name))
-        if row is None:
-            row = self._traces[(request_type, name)] = {}
-        for module, value in times.items():
-            parts = row.get(module)
-            if parts is None:
-                row[module] = [value]
+    def record_trace(self, request_type: str, name: str, observed: list) -> None:
+        """One API response's trace as it arrived (folioperf.okapi_trace.observed), or a transaction's list of
+        its calls' (--trace). Inline like `record`, it runs per response, so it only queues them:
+        `_parse_traces` reads TRACE_BATCH of them at once into each module's part (µs << HOP_BITS | hops), and
+        `_tally_traces` adds those parts to the modules' tallies in bulk, every TRACES_KEPT responses and
+        before anything reads or ships them."""
+        pending = self._pending
+        pending.append((request_type, name, observed))
+        if len(pending) >= TRACE_BATCH:
+            self._parse_traces()
+
+    def _parse_traces(self) -> None:
+        pending, self._pending = self._pending, []
+        for request_type, name, observed in pending:
+            if request_type == TRANSACTION:
+                times = okapi_trace.transaction_times(observed)
+                if not times:  # none of its calls' lines could be read
+                    continue
             else:
-                parts.append(value)
-        self._traces_kept += 1
+                times = okapi_trace.times_of(observed)
+                if not times:
+                    self.untraced += 1
+                    continue
+                self.traced += 1
+            row = self._traces.get((request_type, name))
+            if row is None:
+                row = self._traces[(request_type, name)] = {}
+            for module, value in times.items():
+                parts = row.get(module)
+                if parts is None:
+                    row[module] = [value]
+                else:
+                    parts.append(value)
+        self._traces_kept += len(pending)
         if self._traces_kept >= TRACES_KEPT:
             self._tally_traces()
 
     def _tally_traces(self) -> None:
+        if self._pending:
+            self._parse_traces()
         traces, self._traces, self._traces_kept = self._traces, {}, 0
         for key, row in traces.items():
             tallies = self._modules.setdefault(key, {})

@@ -81,7 +81,7 @@ class Transaction:
         self.calls = 0
         self.error: str | None = None  # the first failure: "<call name>: <message>" or the exception
         self.start_time = time.time()
-        self.traced: list[okapi_trace.Times] = []  # --trace: where each call's time went
+        self.traced: list[list] = []  # --trace: its calls' traces (okapi_trace.observed)
         self._okapi = okapi
 
     def __enter__(self) -> Transaction:
@@ -156,7 +156,7 @@ class Okapi:
                  shared_login: bool = False, refresh_margin: float = DEFAULT_REFRESH_MARGIN,
                  logins: Logins | None = None, browser: bool = False, preflights: bool = True,
                  pace_per_s: float | None = None, label: Callable[[str], str] = str,
-                 trace: Callable[[str, str, okapi_trace.Times], None] | None = None,
+                 trace: Callable[[str, str, list], None] | None = None,
                  sleep: Callable[[float], None] = time.sleep) -> None:
         base = url or getattr(session, "base_url", None)
         if not base:
@@ -266,7 +266,7 @@ class Okapi:
             if not isinstance(exc, CallFailed):
                 exc.folioperf_transaction = t.name  # type: ignore[attr-defined]  # recorded: no task error besides
         if t.traced and self._trace is not None:
-            self._trace(TRANSACTION, t.name, okapi_trace.merged(t.traced))
+            self._trace(TRANSACTION, t.name, t.traced)
         if self._locust:
             self._session.request_event.fire(
                 request_type=TRANSACTION, name=t.name, response_time=t.response_time,
@@ -353,13 +353,13 @@ class Okapi:
         return outcome
 
     def _trace_call(self, call: Call, response: Any, response_time: float) -> None:
-        path = call.target.split("?", 1)[0]
-        times = okapi_trace.breakdown(okapi_trace.header_lines(response), path, int(response_time * 1000 + 0.5))
+        lines = okapi_trace.header_lines(response)
+        observed = okapi_trace.observed(call.target, int(response_time * 1000 + 0.5), lines)
         assert self._trace is not None
-        self._trace(call.method, call.name, times or {})
-        if times and not call.auth:
+        self._trace(call.method, call.name, observed)
+        if lines and not call.auth:
             for t in self._open:
-                t.traced.append(times)
+                t.traced.append(observed)
 
     def _judge(self, response: Any, call: Call) -> Outcome:
         status = response.status_code or 0

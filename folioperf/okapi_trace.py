@@ -17,8 +17,9 @@ that forwarded its sub-requests' trace headers would too). So, per response:
     GATEWAY            the response time minus the chain's hops: Okapi, the network, the client
 
 and the parts add up to the response time the client measured. This runs for every response of a --trace
-run, so it is lean: a module's part is one int (µs and hops packed, no list per module and response), and a
-line's module and path are read once per distinct line head.
+run, so it is lean: the request's path only keeps the response's lines (`observed`), which are read later, many
+at once (folioperf.metrics); a module's part is one int (µs and hops packed, no list per module and response),
+and a line's module and path are read once per distinct line head.
 """
 
 from __future__ import annotations
@@ -120,6 +121,26 @@ def breakdown(lines: Iterable[str], path: str, response_us: int) -> Times | None
     if gateway > 0:
         times[GATEWAY] = gateway << HOP_BITS
     return times
+
+
+def observed(target: str, response_us: int, lines: list[str]) -> list:
+    """A response's trace as it arrived, `[target, response µs, lines]`, read later (`times_of`), many at once:
+    a list, the cheapest thing to build in the request's path."""
+    return [target, response_us, lines]
+
+
+def times_of(observed: list) -> Times | None:
+    """Each module's part of an `observed` response, read on first use (its lines then make way for it)."""
+    lines = observed[2]
+    if lines.__class__ is not list:  # read already (a transaction's call, read as an API response first)
+        return lines
+    times = observed[2] = breakdown(lines, observed[0].split("?", 1)[0], observed[1])
+    return times
+
+
+def transaction_times(calls: Sequence[list]) -> Times:
+    """A transaction's parts from its calls' `observed` responses."""
+    return merged([times for times in map(times_of, calls) if times])
 
 
 def merged(calls: Sequence[Times]) -> Times:

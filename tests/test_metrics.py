@@ -15,6 +15,7 @@ import pytest
 
 from folioperf.histogram import bucket_of, decode_histogram
 from folioperf.metrics import ERROR_MESSAGE_LIMIT, PERCENTILES, Metrics, ModuleTally, locust_bucket
+from folioperf import okapi_trace
 from folioperf.okapi_trace import HOP_BITS
 from tests.locust_process import clean_env, free_port
 
@@ -379,12 +380,17 @@ def test_module_times_merge_from_workers_as_one_recorder_has_them():
     for k in range(400):
         users_us, circ_us = 1000 + 37 * k, 9000 + 11 * k
         total_ms = (users_us + circ_us + 500) / 1000
-        times = {"mod-users": users_us << HOP_BITS | 2, "mod-circulation": circ_us << HOP_BITS | 1,
-                 "gateway and network": 500 << HOP_BITS}
+        half = users_us // 2  # mod-circulation calls mod-users twice
+        lines = [f"GET mod-users-19.5.4 http://10.0.0.5:9132/users/{k} : 200 {half}us",
+                 f"GET mod-users-19.5.4 http://10.0.0.5:9132/users/{k + 1} : 200 {users_us - half}us",
+                 f"POST mod-circulation-24.0.0 http://10.0.0.5:9134/circulation/check-out-by-barcode : 201 "
+                 f"{circ_us + users_us}us"]
         for recorder in (one, workers[k % 2]):
             recorder.record("POST", "POST /circulation/check-out-by-barcode", total_ms)
-            recorder.record_trace("POST", "POST /circulation/check-out-by-barcode", times)
-        workers[k % 2].record_trace("OPTIONS", "OPTIONS /circulation/check-out-by-barcode", {})
+            recorder.record_trace("POST", "POST /circulation/check-out-by-barcode",
+                                  okapi_trace.observed("/circulation/check-out-by-barcode", users_us + circ_us + 500, lines))
+        workers[k % 2].record_trace("OPTIONS", "OPTIONS /circulation/check-out-by-barcode",
+                                    okapi_trace.observed("/circulation/check-out-by-barcode", 300, []))
     for k, worker in enumerate(workers):
         master.merge_report(f"w{k}", worker.take_report())
     expected, merged = one.snapshot(), master.snapshot()
