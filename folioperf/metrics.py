@@ -25,6 +25,7 @@ from datetime import datetime, timezone
 from functools import cached_property
 from typing import Any
 
+from folioperf import okapi_trace
 from folioperf.errors import FolioperfError
 from folioperf.histogram import (
     SUB_BUCKET_BITS,
@@ -34,7 +35,6 @@ from folioperf.histogram import (
     percentiles_us,
     unpack_buckets,
 )
-from folioperf import okapi_trace
 from folioperf.okapi_trace import HOP_BITS, HOPS
 
 logger = logging.getLogger(__name__)
@@ -47,8 +47,8 @@ PERCENTILES = (0.50, 0.75, 0.90, 0.95, 0.99)
 ERROR_MESSAGE_LIMIT = 300
 
 _NO_MIN = 1 << 62  # min_us of a tally without timed samples
-TRACES_KEPT = 20_000  # --trace: responses' module times kept before they are tallied in bulk
-TRACE_BATCH = 64  # --trace: responses queued before their lines are parsed (see record_trace)
+TRACES_KEPT = 20_000  # --trace: rows (responses and transactions) kept before they are tallied in bulk
+TRACE_BATCH = 64  # --trace: rows queued before their lines are read: more saves nothing, fewer neither
 # Windows older than this (on the master's clock) are reduced to their figures; a worker report that
 # arrives later still adds to the window's count, failures and average and to the totals.
 _SETTLE_AFTER_WINDOWS = 6
@@ -388,7 +388,7 @@ class Metrics:
         self._modules: dict[Key, dict[str, ModuleTally]] = {}  # (type, name) -> module -> its time
         self._traces: dict[Key, dict[str, list[int]]] = {}  # ... -> packed parts not yet in _modules
         self._traces_kept = 0
-        self._pending: list[tuple[str, str, list]] = []  # ... traces not yet parsed (record_trace)
+        self._pending: list[tuple[str, str, list]] = []  # (type, name, trace) not yet read (record_trace)
         self.traced = 0  # API responses with X-Okapi-Trace lines (--trace)
         self.untraced = 0  # ... and without
         self.started = self._clock()
@@ -439,8 +439,8 @@ class Metrics:
         """One API response's trace as it arrived (folioperf.okapi_trace.observed), or a transaction's list of
         its calls' (--trace). Inline like `record`, it runs per response, so it only queues them:
         `_parse_traces` reads TRACE_BATCH of them at once into each module's part (µs << HOP_BITS | hops), and
-        `_tally_traces` adds those parts to the modules' tallies in bulk, every TRACES_KEPT responses and
-        before anything reads or ships them."""
+        `_tally_traces` adds those parts to the modules' tallies in bulk, every TRACES_KEPT rows and before
+        anything reads or ships them. A transaction's calls are read once, for their own rows and for it."""
         pending = self._pending
         pending.append((request_type, name, observed))
         if len(pending) >= TRACE_BATCH:

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from folioperf import okapi_trace
 from folioperf.histogram import bucket_of, decode_histogram
 from folioperf.metrics import ERROR_MESSAGE_LIMIT, PERCENTILES, Metrics, ModuleTally, locust_bucket
-from folioperf import okapi_trace
 from folioperf.okapi_trace import HOP_BITS
 from tests.locust_process import clean_env, free_port
 
@@ -400,3 +400,20 @@ def test_module_times_merge_from_workers_as_one_recorder_has_them():
     assert (users.count, users.calls) == (400, 800)
     assert users.avg == pytest.approx(sum(1000 + 37 * k for k in range(400)) / 400 / 1000, abs=0.001)
     assert sum(m.share for m in merged.modules) == pytest.approx(1.0, abs=0.001)
+
+
+def test_a_transaction_ending_after_a_stats_reset_keeps_its_calls_module_times():
+    """--trace reads the responses' lines in batches. A reset (the web UI's "reset stats") drops the API rows
+    still queued; a transaction that ends after it still gets the module times of the calls it made before."""
+    metrics = Metrics(clock=Clock())
+    path = "/circulation/loans"
+    call = okapi_trace.observed(f"{path}?query=x", 1500, [f"GET mod-circulation-24.0.0 http://h{path}.. : 200 1000us"])
+    metrics.record_trace("GET", f"GET {path}", call)
+    metrics.reset()
+    metrics.record("Transaction", "Check-out", 1.5)
+    metrics.record_trace("Transaction", "Check-out", [call])
+    snap = metrics.snapshot()
+    assert {(m.type, m.name, m.module, m.count, m.total) for m in snap.modules} == {
+        ("Transaction", "Check-out", "mod-circulation", 1, 1.0),
+        ("Transaction", "Check-out", okapi_trace.GATEWAY, 1, 0.5)}
+    assert (snap.traced, snap.untraced) == (0, 0)  # the API row was before the reset
