@@ -387,8 +387,8 @@ def test_module_times_merge_from_workers_as_one_recorder_has_them():
                  f"{circ_us + users_us}us"]
         for recorder in (one, workers[k % 2]):
             recorder.record("POST", "POST /circulation/check-out-by-barcode", total_ms)
-            recorder.record_trace("POST", "POST /circulation/check-out-by-barcode",
-                                  okapi_trace.observed("/circulation/check-out-by-barcode", users_us + circ_us + 500, lines))
+            response = okapi_trace.observed("/circulation/check-out-by-barcode", users_us + circ_us + 500, lines)
+            recorder.record_trace("POST", "POST /circulation/check-out-by-barcode", response)
         workers[k % 2].record_trace("OPTIONS", "OPTIONS /circulation/check-out-by-barcode",
                                     okapi_trace.observed("/circulation/check-out-by-barcode", 300, []))
     for k, worker in enumerate(workers):
