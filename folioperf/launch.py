@@ -41,7 +41,6 @@ from folioperf.config import DEFAULT_ADMIN_USER, DEFAULT_TENANT, PASSWORD_ENV, W
 from folioperf.console import console
 from folioperf.errors import FolioperfError
 from folioperf.options import CLI_OPTIONS, LOCUST_FLAGS, RUN_OPTIONS, format_duration, run_argv, split_address
-from folioperf.prometheus import listen
 from folioperf.wording import plural
 
 err = console(stderr=True)
@@ -182,6 +181,8 @@ def _check_prometheus(args: argparse.Namespace) -> None:
     """The metrics' address can be listened on now (the master listens on it once it starts)."""
     if not args.prometheus:
         return
+    from folioperf.prometheus import listen  # noqa: PLC0415  (numpy, prometheus_client: only for --prometheus)
+
     _, port = split_address(args.prometheus)
     for used, flag in ((args.web and args.web_port, "--web-port"), (args.master and args.master_port, "--master-port")):
         if port == used:

@@ -96,3 +96,15 @@ def test_the_projects_own_locust_conf_leaves_folioperf_run_on_the_sandbox(monkey
     monkeypatch.chdir(root)
     args, _ = build_parser().parse_known_args(["run", "check-in-check-out", "--users", "4", "--duration", "30s"])
     assert args.okapi_url is None and args.users == 4
+
+
+def test_folioperf_run_loads_the_prometheus_libraries_only_for_prometheus():
+    """The `folioperf run` process only orchestrates: --prometheus's libraries (numpy, prometheus_client, and
+    gevent with them) would add a quarter of its start-up to every run that does not serve metrics."""
+    import sys
+
+    probe = ("import sys, folioperf.launch; "
+             "print(' '.join(sorted({'numpy', 'prometheus_client', 'gevent'} & set(sys.modules))))")
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.split() == []
