@@ -181,7 +181,7 @@ def _check_prometheus(args: argparse.Namespace) -> None:
     """The metrics' address can be listened on now (the master listens on it once it starts)."""
     if not args.prometheus:
         return
-    from folioperf.prometheus import listen  # noqa: PLC0415  (numpy, prometheus_client: 0.16 CPU-s, for --prometheus only)
+    from folioperf.prometheus import listen  # noqa: PLC0415  (numpy and prometheus_client: for --prometheus only)
 
     _, port = split_address(args.prometheus)
     for used, flag in ((args.web and args.web_port, "--web-port"), (args.master and args.master_port, "--master-port")):
