@@ -170,7 +170,7 @@ class Okapi:
         self.preflights = preflights  # False: --no-preflight
         self._pace = 1 / pace_per_s if pace_per_s else 0.0  # seconds between this user's requests, at least
         self._label = label  # a scenario group's records go by `<group> · <name>`
-        self._trace = trace  # --trace: takes (type, name, {module: [µs, calls]}) of calls and transactions
+        self._trace = trace  # --trace: takes (type, name, a call's observed trace, or a transaction's list of them)
         self._sleep = sleep  # --pace's waits: a virtual user's pause (folioperf.pausing), which a stop cuts short
         self._next_slot = 0.0
         self._open: list[Transaction] = []

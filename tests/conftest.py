@@ -84,7 +84,7 @@ def pytest_configure_node(node) -> None:  # pytest-xdist's controller, for each 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """`-n auto`: three workers a core (at most 8). Much of a test's time is spent waiting for Locust runs with
     the PTF's think times, not computing: on 2 cores, 4 workers kept the CPU 80 % busy (245 to 257 s), 6 keep it
-    91 % busy (212 to 225 s), and 8 saturate it (98 %, 219 s: each worker also costs its own start-up)."""
+    91 to 97 % busy (198 to 226 s), and 8 saturate it (98 %, 219 s: each worker also costs its own start-up)."""
     return min(3 * (os.cpu_count() or 1), 8)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 import uuid
 
 import psycopg
@@ -101,8 +102,6 @@ def test_the_projects_own_locust_conf_leaves_folioperf_run_on_the_sandbox(monkey
 def test_folioperf_run_loads_the_prometheus_libraries_only_for_prometheus():
     """The `folioperf run` process only orchestrates: --prometheus's libraries (numpy, prometheus_client) made
     0.16 of the 0.54 CPU-seconds its imports took, in every run, metrics served or not."""
-    import sys
-
     probe = "import sys, folioperf.launch; print(' '.join(sorted({'numpy', 'prometheus_client'} & set(sys.modules))))"
     proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr[-2000:]
