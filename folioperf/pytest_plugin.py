@@ -10,7 +10,7 @@ options, e.g. `token_ttl=2`, or as another platform and release: `eureka=True, f
 `folio_postgres` is the server holding the test databases: a PostgreSQL cluster folioperf starts for the
 test run (as it configures its own: pg_stat_statements preloaded, many connections; fsync off, since it is
 thrown away when the run ends), shared by pytest-xdist's workers; or the server of FOLIOPERF_TEST_DB, a DSN,
-when set. The machine's own PostgreSQL is never changed.
+when set. The machine's own PostgreSQL is never changed. `drop_test_database(dsn)` ends a test's database.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ import pytest
 from folioperf import pgcluster
 from folioperf.sandbox.process import SandboxInstance, start_sandbox
 
-__all__ = ["SandboxInstance", "start_sandbox"]
+__all__ = ["SandboxInstance", "drop_test_database", "start_sandbox"]
 
 TEST_DB_ENV = "FOLIOPERF_TEST_DB"
 CLUSTER_PREFIX = "folioperf-pytest-"  # + the pid of the pytest process that owns it
@@ -68,6 +68,19 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         pgcluster.discard(config.stash[_cluster_dir])
 
 
+def drop_test_database(dsn: str) -> None:
+    """The end of a test database: dropped on a named server; on a test run's own cluster it is left to go with
+    the cluster, removed at once when the run ends (a DROP DATABASE there costs seconds of the run: it
+    checkpoints the whole server and unlinks every file of a seeded database one by one)."""
+    from psycopg.conninfo import conninfo_to_dict
+
+    from folioperf.db import drop_database
+
+    host = Path(conninfo_to_dict(dsn).get("host") or "/")
+    if not (host.parent.parent == Path(tempfile.gettempdir()) and host.parent.name.startswith(CLUSTER_PREFIX)):
+        drop_database(dsn)
+
+
 def _discard_abandoned(directory: Path) -> None:
     """This user's clusters of test runs killed before they could remove theirs (their pytest is gone)."""
     for path in directory.parent.glob(f"{CLUSTER_PREFIX}*"):
@@ -97,12 +110,12 @@ def folio_postgres(request: pytest.FixtureRequest) -> str:
 @pytest.fixture(scope="session")
 def folio_sandbox_dsn(folio_postgres: str) -> Iterator[str]:
     """A fresh database for this test session, dropped at the end."""
-    from folioperf.db import drop_database, ensure_database, with_database
+    from folioperf.db import ensure_database, with_database
 
     dsn = with_database(folio_postgres, f"folioperf_test_{uuid.uuid4().hex[:10]}")
     ensure_database(dsn)
     yield dsn
-    drop_database(dsn)
+    drop_test_database(dsn)
 
 
 @pytest.fixture(scope="session")

@@ -14,6 +14,8 @@ import uuid
 import pytest
 import requests
 
+from folioperf.pytest_plugin import drop_test_database
+
 # The programs pip cannot install, each with the Debian package that has it. A test that needs one takes the
 # fixture of that name (its path). Before the tests run, the missing ones are installed with apt-get when
 # running as root, or the run stops and says what to install: never a silent skip.
@@ -155,9 +157,9 @@ def http() -> requests.Session:
 @pytest.fixture(scope="session")
 def run_dsn(folio_postgres):
     """A database of its own for the sandboxes `folioperf run` and `folioperf campaign` start."""
-    from folioperf.db import drop_database, ensure_database, with_database
+    from folioperf.db import ensure_database, with_database
 
     dsn = with_database(folio_postgres, f"folioperf_test_run_{uuid.uuid4().hex[:10]}")
     ensure_database(dsn)
     yield dsn
-    drop_database(dsn)
+    drop_test_database(dsn)

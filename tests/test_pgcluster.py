@@ -228,3 +228,22 @@ def test_a_run_in_a_network_namespace_starts_its_own_postgresql_and_reports_top_
     finally:
         if os.geteuid() == 0:
             subprocess.run(["ip", "netns", "delete", name], check=False)
+
+
+def test_a_test_database_is_dropped_on_a_named_server_and_left_to_the_runs_own_cluster(folio_postgres):
+    """folio_sandbox_dsn's database, and the suite's others: on a server the user names (FOLIOPERF_TEST_DB, or
+    the machine's at the default address) nothing is left behind; on the run's own cluster they go with it."""
+    from folioperf.pytest_plugin import TEST_DB_ENV, drop_test_database
+
+    def exists(dsn: str) -> bool:
+        with psycopg.connect(db.with_database(dsn, "postgres"), autocommit=True) as conn:
+            found = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (db.database_name(dsn),))
+            return found.fetchone() is not None
+
+    named = os.environ.get(TEST_DB_ENV, "postgresql://postgres@127.0.0.1:5432/postgres")
+    on_own = os.environ.get(TEST_DB_ENV) is None
+    for server, kept in ((folio_postgres, on_own), (named, False)):
+        dsn = db.with_database(server, f"folioperf_test_end_{uuid.uuid4().hex[:10]}")
+        db.ensure_database(dsn)
+        drop_test_database(dsn)
+        assert exists(dsn) is kept, server

@@ -1,5 +1,6 @@
 """The processes the suite starts (several hundred: folioperf commands, Locust, sandboxes) reuse compiled code,
-and write none beside the sources when PYTHONDONTWRITEBYTECODE asks for none (tests/conftest.py)."""
+and write none beside the sources when PYTHONDONTWRITEBYTECODE asks for none (tests/conftest.py); its xdist
+workers load no pytest plugin the tests do not use (pyproject.toml's addopts)."""
 
 from __future__ import annotations
 
@@ -17,3 +18,8 @@ def test_the_suites_processes_reuse_compiled_code_and_write_none_beside_the_sour
     assert dont_write == "0", "a process of the suite compiles every module it imports again"
     if prefix:
         assert not Path(prefix).resolve().is_relative_to(ROOT), prefix
+
+
+def test_the_suites_workers_load_no_pytest_plugin_the_tests_do_not_use(pytestconfig):
+    unused = ("faker", "anyio", "locust", "platformdirs")  # dependencies' plugins, registered by installing them
+    assert [name for name in unused if pytestconfig.pluginmanager.has_plugin(name)] == []

@@ -15,9 +15,10 @@ import psycopg
 import pytest
 import requests
 
-from folioperf.db import database_name, drop_database, ensure_database, with_database
+from folioperf.db import database_name, ensure_database, with_database
 from folioperf.dbmon import DbMonitor, mask_literals
 from folioperf.errors import FolioperfError
+from folioperf.pytest_plugin import drop_test_database
 
 
 @pytest.fixture()
@@ -31,7 +32,7 @@ def scratch(folio_postgres):
                      "jsonb_build_object('barcode', i::text) FROM generate_series(1, 5000) i")
         conn.execute("CREATE TABLE loan (id uuid PRIMARY KEY, jsonb jsonb NOT NULL)")
     yield dsn
-    drop_database(dsn)
+    drop_test_database(dsn)
 
 
 def _wait_until(predicate, what: str, timeout: float = 20.0) -> None:

@@ -14,6 +14,7 @@ import pytest
 import requests
 
 from folioperf import cli
+from folioperf.pytest_plugin import drop_test_database
 from folioperf.seed import dataset
 
 TENANT = "seedtest"
@@ -97,4 +98,4 @@ def scratch_db(folio_postgres) -> Iterator:
 
     yield make
     for dsn in created:
-        db.drop_database(dsn)
+        drop_test_database(dsn)
