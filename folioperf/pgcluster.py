@@ -423,9 +423,11 @@ def _conf_string(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
 
-def discard(directory: Path, timeout: float = 30.0) -> None:
+def discard(directory: Path, timeout: float = 30.0, background: bool = False) -> None:
     """Stop every server whose data lies under `directory` at once (an immediate shutdown: its data is
-    being thrown away) and delete the directory. For throwaway clusters such as the test suite's."""
+    being thrown away) and delete the directory. For throwaway clusters such as the test suite's.
+    `background`: once the servers are gone, a process of its own deletes the files, so that the caller need
+    not wait (the test suite's cluster holds some 50,000 files: 8 s to delete on a disk mounted with `discard`)."""
     stopping: list[tuple[Path, psutil.Process]] = []
     for pidfile in directory.glob("*/postmaster.pid"):
         try:
@@ -439,7 +441,12 @@ def discard(directory: Path, timeout: float = 30.0) -> None:
     # The server removes its pid file as it exits (its parent, not us, reaps it: it may linger as a zombie).
     while any(pidfile.exists() and _alive(proc) for pidfile, proc in stopping) and time.monotonic() < deadline:
         time.sleep(0.01)
-    shutil.rmtree(directory, ignore_errors=True)
+    if background:
+        subprocess.Popen([sys.executable, "-c", "import shutil, sys; shutil.rmtree(sys.argv[1], ignore_errors=True)",
+                          str(directory)], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL, start_new_session=True)
+    else:
+        shutil.rmtree(directory, ignore_errors=True)
 
 
 def _alive(proc: psutil.Process) -> bool:

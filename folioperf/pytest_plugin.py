@@ -63,9 +63,11 @@ def pytest_configure_node(node) -> None:  # pytest-xdist's controller, for each 
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    """The process that named the cluster (xdist's controller, after its workers) removes it."""
+    """The process that named the cluster (xdist's controller, after its workers) stops it and has its files
+    removed without waiting for them (a run leaves tens of thousands); a run killed before that leaves it to
+    the next run (`_discard_abandoned`)."""
     if not hasattr(config, "workerinput") and _cluster_dir in config.stash and config.stash[_cluster_dir].exists():
-        pgcluster.discard(config.stash[_cluster_dir])
+        pgcluster.discard(config.stash[_cluster_dir], background=True)
 
 
 def drop_test_database(dsn: str) -> None:

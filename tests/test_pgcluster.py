@@ -23,7 +23,7 @@ import pytest
 
 from folioperf import db, pgcluster
 from folioperf.errors import FolioperfError
-from tests.locust_process import clean_env
+from tests.locust_process import clean_env, wait_for
 from tests.locust_process import folioperf as run_folioperf  # folioperf() below: with its PostgreSQL home
 
 
@@ -247,3 +247,17 @@ def test_a_test_database_is_dropped_on_a_named_server_and_left_to_the_runs_own_c
         db.ensure_database(dsn)
         drop_test_database(dsn)
         assert exists(dsn) is kept, server
+
+
+def test_a_discarded_cluster_stops_at_once_and_its_files_go_in_the_background(pg_home):
+    """How the test run's own cluster ends: no server left running when discard returns, no file left after."""
+    binaries, reasons = pgcluster.find_binaries()
+    assert binaries is not None, reasons
+    cluster = pgcluster.Cluster(pg_home / "thrown-away", binaries, durable=False)
+    running, _ = cluster.start()
+    with psycopg.connect(cluster.dsn(), autocommit=True) as conn:
+        conn.execute("CREATE TABLE filler AS SELECT i FROM generate_series(1, 100000) i")
+    pgcluster.discard(pg_home / "thrown-away", background=True)
+    assert not postmasters(pg_home), "a server still runs"
+    assert not psutil.pid_exists(running.pid) or psutil.Process(running.pid).status() == psutil.STATUS_ZOMBIE
+    wait_for(lambda: not (pg_home / "thrown-away").exists(), "the cluster's files removed", timeout=60)
