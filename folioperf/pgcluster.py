@@ -428,18 +428,19 @@ def discard(directory: Path, timeout: float = 30.0, background: bool = False) ->
     being thrown away) and delete the directory. For throwaway clusters such as the test suite's.
     `background`: once the servers are gone, a process of its own deletes the files, so that the caller need
     not wait (the test suite's cluster holds some 50,000 files: 8 s to delete on a disk mounted with `discard`)."""
-    stopping: list[tuple[Path, psutil.Process]] = []
+    stopping: list[psutil.Process] = []
     for pidfile in directory.glob("*/postmaster.pid"):
         try:
             proc = psutil.Process(int(pidfile.read_text().split("\n", 1)[0]))
             if str(pidfile.parent) in " ".join(proc.cmdline()):
                 proc.send_signal(signal.SIGQUIT)  # PostgreSQL's immediate shutdown
-                stopping.append((pidfile, proc))
+                stopping.append(proc)
         except (OSError, ValueError, psutil.Error):
             pass  # not running, or the pid now belongs to another process
     deadline = time.monotonic() + timeout
-    # The server removes its pid file as it exits (its parent, not us, reaps it: it may linger as a zombie).
-    while any(pidfile.exists() and _alive(proc) for pidfile, proc in stopping) and time.monotonic() < deadline:
+    # Until each server has exited, not only removed its pid file (which it does on its way out). Its parent,
+    # not us, reaps it: it may linger as a zombie.
+    while any(_alive(proc) for proc in stopping) and time.monotonic() < deadline:
         time.sleep(0.01)
     if background:
         subprocess.Popen([sys.executable, "-c", "import shutil, sys; shutil.rmtree(sys.argv[1], ignore_errors=True)",
