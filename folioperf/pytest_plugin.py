@@ -72,8 +72,8 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 def drop_test_database(dsn: str) -> None:
     """The end of a test database: dropped on a named server; on a test run's own cluster it is left to go with
-    the cluster, removed at once when the run ends (a DROP DATABASE there costs seconds of the run: it
-    checkpoints the whole server and unlinks every file of a seeded database one by one)."""
+    the cluster's files when the run ends (a DROP DATABASE there costs seconds of the run: it checkpoints the
+    whole server and unlinks every file of a seeded database one by one)."""
     from psycopg.conninfo import conninfo_to_dict
 
     from folioperf.db import drop_database
@@ -111,7 +111,7 @@ def folio_postgres(request: pytest.FixtureRequest) -> str:
 
 @pytest.fixture(scope="session")
 def folio_sandbox_dsn(folio_postgres: str) -> Iterator[str]:
-    """A fresh database for this test session, dropped at the end."""
+    """A fresh database for this test session, ended with `drop_test_database`."""
     from folioperf.db import ensure_database, with_database
 
     dsn = with_database(folio_postgres, f"folioperf_test_{uuid.uuid4().hex[:10]}")
