@@ -44,7 +44,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if workerinput is not None and _WORKER_KEY in workerinput:
         config.stash[_cluster_dir] = Path(workerinput[_WORKER_KEY])
     else:
-        name = f"{CLUSTER_PREFIX}{os.getpid()}-{secrets.token_hex(4)}"
+        name = f"{CLUSTER_PREFIX}{os.getpid()}-{secrets.token_hex(4)}"  # _run_owner reads the pid back
         config.stash[_cluster_dir] = Path(tempfile.gettempdir()) / name
 
 
@@ -78,16 +78,25 @@ def drop_test_database(dsn: str) -> None:
 
     from folioperf.db import drop_database
 
-    host = Path(conninfo_to_dict(dsn).get("host") or "/")
-    if not (host.parent.parent == Path(tempfile.gettempdir()) and host.parent.name.startswith(CLUSTER_PREFIX)):
+    socket_directory = Path(conninfo_to_dict(dsn).get("host") or "/")
+    if _run_owner(socket_directory.parent) is None:
         drop_database(dsn)
+
+
+def _run_owner(path: Path) -> int | None:
+    """The pid of the pytest process whose cluster directory `path` is (pytest_configure names them), or None
+    when `path` is no test run's cluster."""
+    pid = path.name.removeprefix(CLUSTER_PREFIX).split("-", 1)[0]
+    is_run_cluster = path.parent == Path(tempfile.gettempdir()) and path.name.startswith(CLUSTER_PREFIX)
+    return int(pid) if is_run_cluster and pid.isdigit() else None
 
 
 def _discard_abandoned(directory: Path) -> None:
     """This user's clusters of test runs killed before they could remove theirs (their pytest is gone)."""
     for path in directory.parent.glob(f"{CLUSTER_PREFIX}*"):
-        pid = path.name.removeprefix(CLUSTER_PREFIX).split("-", 1)[0]
-        if path != directory and pid.isdigit() and not psutil.pid_exists(int(pid)) and path.stat().st_uid == os.geteuid():
+        owner = _run_owner(path)
+        if path != directory and owner is not None and not psutil.pid_exists(owner) \
+                and path.stat().st_uid == os.geteuid():
             pgcluster.discard(path)
 
 

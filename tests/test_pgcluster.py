@@ -261,3 +261,26 @@ def test_a_discarded_cluster_stops_at_once_and_its_files_go_in_the_background(pg
     assert not postmasters(pg_home), "a server still runs"
     assert not psutil.pid_exists(running.pid) or psutil.Process(running.pid).status() == psutil.STATUS_ZOMBIE
     wait_for(lambda: not (pg_home / "thrown-away").exists(), "the cluster's files removed", timeout=60)
+
+
+def test_the_cluster_of_a_killed_test_run_is_removed_by_the_next_and_a_live_runs_is_left():
+    """A test run killed before its end leaves its cluster running in the temporary directory; the next run that
+    needs a cluster stops it and removes it, and leaves those of runs still going (this one's among them)."""
+    from folioperf.pytest_plugin import CLUSTER_PREFIX, _discard_abandoned
+
+    binaries, reasons = pgcluster.find_binaries()
+    assert binaries is not None, reasons
+    never_a_pid = int(Path("/proc/sys/kernel/pid_max").read_text()) + 1
+    tmp = Path(tempfile.gettempdir())
+    killed = tmp / f"{CLUSTER_PREFIX}{never_a_pid}-{uuid.uuid4().hex[:8]}"
+    live = tmp / f"{CLUSTER_PREFIX}{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    live.mkdir()
+    try:
+        running, _ = pgcluster.Cluster(killed, binaries, durable=False).start()
+        _discard_abandoned(tmp / f"{CLUSTER_PREFIX}{os.getpid()}-the-next-run")
+        assert not killed.exists()
+        assert not psutil.pid_exists(running.pid) or psutil.Process(running.pid).status() == psutil.STATUS_ZOMBIE
+        assert live.is_dir()
+    finally:
+        pgcluster.discard(killed)
+        live.rmdir()
