@@ -312,6 +312,10 @@ class FolioRun:
 
     def _apply_setup(self, data: dict[str, Any]) -> None:
         """A worker, before its test's first spawn message: settings, workflow, test data, password."""
+        # the test's reports are numbered from here, not from test_start: Locust's spawn message may come
+        # seconds later (the master's test_start goes on after the setups), and the report sent in between
+        # already carries this test's number
+        self.metrics.start_test()
         self.settings = Settings.from_options(data["settings"])
         try:
             self._configure_workflows(self.settings.workflow, required=True)
@@ -356,11 +360,11 @@ class FolioRun:
 
     def _on_test_start(self, **_kwargs: Any) -> None:
         self.stopping = False
-        self.metrics.start_test()
-        if self.role == WORKER:
+        if self.role == WORKER:  # its metrics started with the master's setup, before this
             self._start_open_models(self.share)
             self._users_about_to_run()  # its test data came with the master's setup, before this
             return
+        self.metrics.start_test()
         runner = self.environment.runner
         options = self.environment.parsed_options
         try:

@@ -395,7 +395,7 @@ class Metrics:
         self.stopped: float | None = None
 
     def start_test(self) -> None:
-        """A new test: nothing measured yet, and every worker's report numbering starts afresh."""
+        """A new test: nothing measured yet, and the report numbering starts afresh (a worker: at its setup)."""
         self.reset()
         self._seq = 0
         self._received = {}

@@ -304,22 +304,27 @@ def _expected_totals() -> dict[tuple[str, str], dict]:
     return totals
 
 
-@pytest.mark.parametrize("ending", ["run-time quit", "stop then quit"])
-def test_distributed_run_merges_every_workers_data(ending, tmp_path):
+@pytest.mark.parametrize("ending, spawn_delay", [("run-time quit", 0), ("stop then quit", 0), ("run-time quit", 4)])
+def test_distributed_run_merges_every_workers_data(ending, spawn_delay, tmp_path):
     """Each of 10 users fires a known sequence; on_stop fires one more request 1.5 s into the stop, after
     Locust's master stopped listening ("run-time quit") or while it waits ("stop then quit", the path of
     the web UI's Stop button). The master's merged metrics hold all of it, and it quits once: Locust's
-    master quits up to three times, sleeping 0.5 s each time, and the process ended 1 s late."""
+    master quits up to three times, sleeping 0.5 s each time, and the process ended 1 s late.
+    `spawn_delay`: the master starts the users that many seconds after it sent the workers their setup, so each worker
+    reports (every 3 s) in between; a worker that numbered its reports afresh at the spawn sent numbers the
+    master had seen, its first seconds of data were dropped and the run flagged a lost worker."""
     out = tmp_path / "snapshots.jsonl"
     port = free_port()
-    env = clean_env(FOLIOPERF_TEST_SNAPSHOT=str(out), FOLIOPERF_TEST_STOP_DELAY="1.5")
+    env = clean_env(FOLIOPERF_TEST_SNAPSHOT=str(out), FOLIOPERF_TEST_STOP_DELAY="1.5",
+                    FOLIOPERF_TEST_SPAWN_DELAY=str(spawn_delay))
     locust = [sys.executable, "-m", "locust", "-f", str(FIXTURES / "synthetic_locustfile.py")]
     if ending == "run-time quit":
         mode = ["--headless"]
     else:
         mode = ["--autostart", "--autoquit", "0", "--web-host", "127.0.0.1", "--web-port", str(free_port())]
     master = subprocess.Popen(
-        [*locust, "--master", *mode, "-u", "10", "-r", "100", "-t", "2s", "--expect-workers", "2",
+        [*locust, "--master", *mode, "-u", "10", "-r", "100", "-t", f"{2 + spawn_delay}s", "--expect-workers", "2",
+         *(["--allow-partial-ramp"] if spawn_delay else []),  # users run 2 s of the test's 6: held back on purpose
          "--master-bind-host", "127.0.0.1", "--master-bind-port", str(port), "--only-summary", "--loglevel", "DEBUG"],
         env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     workers = [subprocess.Popen([*locust, "--worker", "--master-port", str(port)], env=env,
@@ -338,10 +343,10 @@ def test_distributed_run_merges_every_workers_data(ending, tmp_path):
     assert len(lines) == 1, log
     assert log.count("Quitting...") == 1, log
     result = json.loads(lines[0])
-    assert result["incomplete"] == []
+    assert result["incomplete"] == [], log
     expected = _expected_totals()
     entries = {(e["type"], e["name"]): e for e in result["entries"]}
-    assert set(entries) == set(expected)
+    assert set(entries) == set(expected), log
     for key, want in expected.items():
         entry, values = entries[key], want["values"]
         assert (entry["count"], entry["failures"], entry["expected"]) == (len(values), want["failures"],
