@@ -16,10 +16,11 @@ periodic one) or is gone (lost, missing, quit), at most the stop timeout plus RE
 then does Locust go on to `test_stop`, where the master writes the results. Periodic reports ride on
 Locust's own worker reports (`report_to_master`); each carries the test's number, so a late report of an
 earlier test is never counted in the next, and is numbered from the worker's setup (which Locust's spawn
-message may follow by seconds), so the master sees any that went missing. As a headless run ends, Locust quits the master up to five times
-(its run-time greenlet, the workers' leaving, the quitting event, its shutdown), each time telling the
-workers to quit and sleeping 0.5 s for reports that are in by then, three of them one after the other:
-`quit_once` keeps the first and lets the others wait for it, so the process exits 1 s sooner.
+message may follow by seconds), so the master sees any that went missing. As a headless run ends, Locust
+quits the master up to five times (its run-time greenlet, the workers' leaving, the quitting event, its
+shutdown), each time telling the workers to quit and sleeping 0.5 s for reports that are in by then, three
+of them one after the other: `quit_once` keeps the first and lets the others wait for it, so the process
+exits 1 s sooner.
 """
 
 from __future__ import annotations
