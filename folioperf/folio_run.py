@@ -360,9 +360,9 @@ class FolioRun:
 
     def _on_test_start(self, **_kwargs: Any) -> None:
         self.stopping = False
-        if self.role == WORKER:  # its metrics started with the master's setup, before this
+        if self.role == WORKER:  # its metrics and test data started with the master's setup, before this
             self._start_open_models(self.share)
-            self._users_about_to_run()  # its test data came with the master's setup, before this
+            self._users_about_to_run()
             return
         self.metrics.start_test()
         runner = self.environment.runner
