@@ -3,7 +3,6 @@ and no sandbox, no seeding, no database is touched for it."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import uuid
@@ -19,13 +18,10 @@ def run(args: list[str], cwd, dsn: str) -> subprocess.CompletedProcess:
     return folioperf("run", *args, cwd=cwd, timeout=60, FOLIOPERF_DB=dsn)
 
 
-SERVER = os.environ.get("FOLIOPERF_TEST_DB", "postgresql://postgres@127.0.0.1:5432/postgres")
-
-
 @pytest.fixture()
-def untouched_dsn():
-    """A database name nobody created: a command that started anything would create it."""
-    return with_database(SERVER, f"folioperf_never_{uuid.uuid4().hex[:10]}")
+def untouched_dsn(folio_postgres):
+    """A database name nobody created on the tests' server: a command that started anything would create it."""
+    return with_database(folio_postgres, f"folioperf_never_{uuid.uuid4().hex[:10]}")
 
 
 @pytest.mark.parametrize("args, says", [
@@ -48,7 +44,7 @@ def test_a_bad_command_line_is_one_line_and_starts_nothing(args, says, tmp_path,
     assert len(lines) == 1 and says in lines[0], proc.stderr
     assert ("did you mean" in lines[0]) == ("did you mean" in says)  # a hint only when one is near
     assert "starting the sandbox" not in proc.stderr
-    with psycopg.connect(SERVER) as conn:
+    with psycopg.connect(with_database(untouched_dsn, "postgres")) as conn:
         name = database_name(untouched_dsn)
         assert not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone()
 

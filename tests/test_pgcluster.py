@@ -238,9 +238,9 @@ def test_a_run_in_a_network_namespace_starts_its_own_postgresql_and_reports_top_
             subprocess.run(["ip", "netns", "delete", name], check=False)
 
 
-def test_a_test_database_is_dropped_on_a_named_server_and_left_to_the_runs_own_cluster(folio_postgres):
-    """folio_sandbox_dsn's database, and the suite's others: on a server the user names (FOLIOPERF_TEST_DB, or
-    the machine's at the default address) nothing is left behind; on the run's own cluster they go with it."""
+def test_a_test_database_is_dropped_on_a_named_server_and_left_to_the_runs_own_cluster(folio_postgres, pg_home):
+    """folio_sandbox_dsn's database, and the suite's others: on a server the user names (FOLIOPERF_TEST_DB; here
+    a cluster of this test's own) nothing is left behind; on the run's own cluster they go with it."""
     from folioperf.pytest_plugin import TEST_DB_ENV, drop_test_database
 
     def exists(dsn: str) -> bool:
@@ -248,9 +248,12 @@ def test_a_test_database_is_dropped_on_a_named_server_and_left_to_the_runs_own_c
             found = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (db.database_name(dsn),))
             return found.fetchone() is not None
 
-    named = os.environ.get(TEST_DB_ENV, "postgresql://postgres@127.0.0.1:5432/postgres")
+    binaries, reasons = pgcluster.find_binaries()
+    assert binaries is not None, reasons
+    named = pgcluster.Cluster(pg_home / "named", binaries, durable=False)
+    named.start()
     on_own = os.environ.get(TEST_DB_ENV) is None
-    for server, kept in ((folio_postgres, on_own), (named, False)):
+    for server, kept in ((folio_postgres, on_own), (named.dsn(), False)):
         dsn = db.with_database(server, f"folioperf_test_end_{uuid.uuid4().hex[:10]}")
         db.ensure_database(dsn)
         drop_test_database(dsn)

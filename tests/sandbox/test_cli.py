@@ -17,22 +17,20 @@ from folioperf import db
 from folioperf.sandbox.process import start_sandbox
 from tests.locust_process import folioperf
 
-SERVER = os.environ.get("FOLIOPERF_TEST_DB", "postgresql://postgres@127.0.0.1:5432/postgres")
-
-
 def exists(dsn: str) -> bool:
-    with psycopg.connect(SERVER) as conn:
+    with psycopg.connect(db.with_database(dsn, "postgres")) as conn:
         return conn.execute("SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = %s)",
                             (db.database_name(dsn),)).fetchone()[0]
 
 
 @pytest.fixture()
-def new_dsns():
-    """new_dsns() → the DSN of a database name not yet taken; whatever gets created is dropped afterwards."""
+def new_dsns(folio_postgres):
+    """new_dsns() → the DSN of a database name not yet taken on the tests' server; whatever gets created is
+    dropped afterwards."""
     made: list[str] = []
 
     def make() -> str:
-        made.append(db.with_database(SERVER, f"folioperf_test_cli_{uuid.uuid4().hex[:10]}"))
+        made.append(db.with_database(folio_postgres, f"folioperf_test_cli_{uuid.uuid4().hex[:10]}"))
         return made[-1]
 
     yield make
@@ -78,20 +76,20 @@ def test_a_sandbox_starts_beside_one_serving_the_same_database(new_dsns):
 
 
 @pytest.fixture()
-def plain_role():
+def plain_role(folio_postgres):
     """A login role that is neither superuser nor allowed to create databases (dropped afterwards: ask for
     it before `new_dsns`, so the databases it owns are dropped first)."""
     role = f"folioperf_test_plain_{uuid.uuid4().hex[:8]}"
-    with psycopg.connect(SERVER, autocommit=True) as conn:  # a password, for servers that do not trust
+    with psycopg.connect(folio_postgres, autocommit=True) as conn:  # a password, for servers that do not trust
         conn.execute(f"CREATE ROLE \"{role}\" LOGIN NOSUPERUSER NOCREATEDB PASSWORD '{role}'")
     yield role
-    with psycopg.connect(SERVER, autocommit=True) as conn:
+    with psycopg.connect(folio_postgres, autocommit=True) as conn:
         conn.execute(f'DROP ROLE "{role}"')
 
 
 def test_a_role_that_is_no_superuser_gets_a_sandbox_without_pg_stat_statements(plain_role, new_dsns, tmp_path):
     owned = new_dsns()
-    with psycopg.connect(SERVER, autocommit=True) as conn:
+    with psycopg.connect(db.with_database(owned, "postgres"), autocommit=True) as conn:
         conn.execute(f'CREATE DATABASE "{db.database_name(owned)}" OWNER "{plain_role}"')
     as_role = psycopg.conninfo.make_conninfo(owned, user=plain_role, password=plain_role)
     r = folioperf("sandbox", "init", "--db", as_role)

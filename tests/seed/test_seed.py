@@ -209,10 +209,10 @@ def test_a_tenant_without_folio_schemas_is_one_line(scratch_db):
 
 
 @pytest.fixture()
-def missing_db():
-    """The DSN of a database that does not exist (dropped after the test if something created it)."""
-    dsn = db.with_database(os.environ.get("FOLIOPERF_TEST_DB", "postgresql://postgres@127.0.0.1:5432/postgres"),
-                           f"folioperf_test_missing_{uuid.uuid4().hex[:10]}")
+def missing_db(folio_postgres):
+    """The DSN of a database that does not exist on the tests' server (dropped after the test if something
+    created it)."""
+    dsn = db.with_database(folio_postgres, f"folioperf_test_missing_{uuid.uuid4().hex[:10]}")
     yield dsn
     db.drop_database(dsn)
 
