@@ -98,6 +98,7 @@ def test_a_master_killed_mid_run_never_ends_in_exit_0_without_results(sig, folio
     assert not workers, "no worker outlives its run"
 
 
+@pytest.mark.long_run(20)
 @pytest.mark.parametrize("fate", ["killed", "frozen 8 s"])
 def test_a_worker_lost_or_frozen_during_the_final_reports(fate, folio_sandbox, tmp_path):
     fault = tmp_path / "fault"  # the victim signals itself as it is asked to stop, before its final report
@@ -162,6 +163,7 @@ class RogueWorker:
         self._context.term()
 
 
+@pytest.mark.long_run(12)
 def test_workers_without_the_key_get_neither_the_password_nor_the_test_data(folio_sandbox, tmp_path):
     """A folioperf worker with another key is refused at once; a rogue that speaks Locust's protocol but not
     folioperf's is refused when the test starts, and has heard nothing that matters by then."""

@@ -52,6 +52,7 @@ def test_a_refused_refresh_is_the_expected_outcome_not_a_failure(folio_sandbox_f
     assert res.entry("POST", "POST /authn/login-with-expiry").count > 3  # the logins after the refusals
 
 
+@pytest.mark.long_run(10)
 def test_a_ramp_up_that_never_reached_full_load_is_recorded_as_it_ran(folio_sandbox, tmp_path):
     """Plain Locust: 4 users at 0.2/s in 8 s (at 0 s and 5 s; the third would start at 10 s): only 2 ever ran.
     The record says 2, of 4 asked for, and the run is flagged and fails (exit 7)."""

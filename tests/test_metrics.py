@@ -304,6 +304,7 @@ def _expected_totals() -> dict[tuple[str, str], dict]:
     return totals
 
 
+@pytest.mark.long_run(10)
 @pytest.mark.parametrize("ending, spawn_delay", [("run-time quit", 0), ("stop then quit", 0), ("run-time quit", 4)])
 def test_distributed_run_merges_every_workers_data(ending, spawn_delay, tmp_path):
     """Each of 10 users fires a known sequence; on_stop fires one more request 1.5 s into the stop, after

@@ -262,6 +262,7 @@ def test_twenty_users_with_two_second_tokens(ttl_sandbox, tmp_path):
         assert not JWT.search(text)
 
 
+@pytest.mark.long_run(12)
 def test_revoked_tokens_mid_run_cost_one_login(folio_sandbox_factory, tmp_path):
     """Locust's HttpSession, one shared login: the sandbox revokes the user's access tokens mid-run; the 401s
     are recorded as failures, the run logs in once more and carries on, the transactions stay whole."""

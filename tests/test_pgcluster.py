@@ -137,6 +137,7 @@ def test_the_server_never_runs_as_root_and_root_s_home_is_not_widened(pg_home):
         pgcluster.discard(private)
 
 
+@pytest.mark.long_run(12)
 def test_every_command_without_db_uses_the_same_cluster_and_says_so(pg_home, tmp_path):
     init = folioperf("sandbox", "init", pg_home=pg_home)
     assert init.returncode == 0, init.stderr

@@ -32,6 +32,7 @@ def secret_sandbox(folio_sandbox_factory):
     return sandbox
 
 
+@pytest.mark.long_run(12)
 def test_two_workers_count_what_the_sandbox_counted_and_keep_secrets(secret_sandbox, tmp_path):
     before = secret_sandbox.counters()
     proc = run([BROWSE, "--users", "4", "--spawn-rate", "4", "--duration", "8s", "--workers", "2",
@@ -114,6 +115,7 @@ def test_a_killed_worker_is_flagged(folio_sandbox, tmp_path):
     assert res.entry("Transaction", "Browse").count > 0
 
 
+@pytest.mark.long_run(8)
 def test_web_ui_driven_from_a_browser_writes_the_results(folio_sandbox, chromium, tmp_path):
     from playwright.sync_api import expect, sync_playwright
 
@@ -171,6 +173,7 @@ def test_bad_input_is_one_line_and_exit_2(args, message, tmp_path):
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.long_run(8)
 def test_master_and_a_worker_started_apart_as_on_two_machines(folio_sandbox, tmp_path):
     port = free_port()
     master = start_run([BROWSE, "--users", "2", "--duration", "6s", "--master", "--expect-workers", "1",

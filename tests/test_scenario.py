@@ -34,6 +34,7 @@ def test_the_ptf_master_scenario_runs_every_group(run_dsn, tmp_path):
         assert heading in text
 
 
+@pytest.mark.long_run(15)
 def test_a_scenario_with_two_workers_keeps_its_groups_apart(folio_sandbox, tmp_path):
     proc = folioperf("run", str(TWO_GROUPS), "--duration", "10s", "--workers", "2", "--okapi-url",
                      folio_sandbox.url, "--results", "out", cwd=tmp_path)

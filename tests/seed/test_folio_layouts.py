@@ -7,6 +7,7 @@ from __future__ import annotations
 import uuid
 
 import psycopg
+import pytest
 from psycopg import sql
 
 from folioperf.seed import dataset
@@ -145,6 +146,7 @@ def _indexes(dsn: str) -> list[tuple]:
                             "ORDER BY 1, 2").fetchall()
 
 
+@pytest.mark.long_run(10)
 def test_a_big_load_rebuilds_every_index_it_dropped(scratch_db):
     dsn = scratch_db()
     before = _indexes(dsn)

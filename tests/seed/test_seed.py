@@ -146,6 +146,7 @@ def test_two_seeds_into_two_databases_give_identical_ids_and_barcodes(scratch_db
     assert (len(a["users"]), len(a["items"]), len(a["loans"]), len(a["requests"])) == (c.all_users + 1, 100, 4, 2)  # + the admin
 
 
+@pytest.mark.long_run(12)
 @pytest.mark.parametrize("scale, generator_process", [("1", True), ("0.1", False)], ids=["97,000 rows", "9,700 rows"])
 def test_an_interrupted_seed_leaves_zero_rows(scratch_db, scale, generator_process):
     """Ctrl-C while the seed is far into its transaction (users, inventory and SRS copied; it waits for the loan

@@ -58,6 +58,7 @@ def test_holds_20_per_second_across_two_workers(seeded, tmp_path):
     assert all(abs(n - sum(started) / 2) <= 0.05 * sum(started) for n in started), started  # half the rate each
 
 
+@pytest.mark.long_run(8)
 def test_a_sandbox_too_slow_for_the_rate_is_flagged(seeded, folio_sandbox_factory, tmp_path):
     """Two users against RIH endpoints that take 0.4 s each cannot start 10 iterations/s: the run ends with
     one "target rate missed" line, and the latency from the scheduled start shows the backlog that the

@@ -24,6 +24,7 @@ def eureka(folio_sandbox_factory):
     return sandbox
 
 
+@pytest.mark.long_run(10)
 def test_check_in_check_out_runs_against_eureka(eureka, tmp_path):
     proc = subprocess.run(
         [sys.executable, "-m", "folioperf", "run", "check-in-check-out", "--users", "4", "--duration", "10s",

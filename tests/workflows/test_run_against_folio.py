@@ -6,10 +6,13 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from folioperf.report.runs import load_runs
 from tests.locust_process import REPO, clean_env
 
 
+@pytest.mark.long_run(8)
 def test_run_against_a_folio_reads_the_test_data_through_the_api(seeded, tmp_path):
     proc = subprocess.run(
         [sys.executable, "-m", "folioperf", "run", "rih", "--users", "2", "--duration", "8s", "--rate", "10/s",
@@ -27,6 +30,7 @@ def test_run_against_a_folio_reads_the_test_data_through_the_api(seeded, tmp_pat
     assert {e.name for e in run.apis()} >= {"GET /source-storage/source-records", "GET /holdings-storage/holdings"}
 
 
+@pytest.mark.long_run(8)
 def test_the_readme_workflow_example_runs(seeded, tmp_path):
     readme = (REPO / "README.md").read_text()
     section = readme[readme.index("## Writing a workflow"):]
