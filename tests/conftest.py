@@ -11,6 +11,7 @@ import sys
 import tempfile
 import uuid
 
+import psycopg
 import pytest
 import requests
 
@@ -163,3 +164,12 @@ def run_dsn(folio_postgres):
     ensure_database(dsn)
     yield dsn
     drop_test_database(dsn)
+
+
+def database_exists(dsn: str) -> bool:
+    """Whether the DSN's database exists on its server."""
+    from folioperf.db import database_name, with_database
+
+    with psycopg.connect(with_database(dsn, "postgres")) as conn:
+        found = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (database_name(dsn),))
+        return found.fetchone() is not None

@@ -7,10 +7,10 @@ import subprocess
 import sys
 import uuid
 
-import psycopg
 import pytest
 
-from folioperf.db import database_name, with_database
+from folioperf.db import with_database
+from tests.conftest import database_exists
 from tests.locust_process import folioperf
 
 
@@ -44,9 +44,7 @@ def test_a_bad_command_line_is_one_line_and_starts_nothing(args, says, tmp_path,
     assert len(lines) == 1 and says in lines[0], proc.stderr
     assert ("did you mean" in lines[0]) == ("did you mean" in says)  # a hint only when one is near
     assert "starting the sandbox" not in proc.stderr
-    with psycopg.connect(with_database(untouched_dsn, "postgres")) as conn:
-        name = database_name(untouched_dsn)
-        assert not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone()
+    assert not database_exists(untouched_dsn)
 
 
 def test_a_ramp_up_that_cannot_reach_full_load_for_half_the_run_is_refused_with_the_arithmetic(tmp_path, untouched_dsn):

@@ -23,6 +23,7 @@ import pytest
 
 from folioperf import db, pgcluster
 from folioperf.errors import FolioperfError
+from tests.conftest import database_exists
 from tests.locust_process import clean_env, wait_for
 from tests.locust_process import folioperf as run_folioperf  # folioperf() below: with its PostgreSQL home
 
@@ -59,6 +60,13 @@ def exited(pid: int) -> bool:
         return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
     except psutil.NoSuchProcess:
         return True
+
+
+def throwaway_cluster(directory: Path) -> pgcluster.Cluster:
+    """A cluster in `directory` configured as the test run's own (not durable), on this machine's binaries."""
+    binaries, reasons = pgcluster.find_binaries()
+    assert binaries is not None, reasons
+    return pgcluster.Cluster(directory, binaries, durable=False)
 
 
 def status(pg_home: Path, **env: str) -> dict[str, str]:
@@ -244,28 +252,19 @@ def test_a_test_database_is_dropped_on_a_named_server_and_left_to_the_runs_own_c
     a cluster of this test's own) nothing is left behind; on the run's own cluster they go with it."""
     from folioperf.pytest_plugin import TEST_DB_ENV, drop_test_database
 
-    def exists(dsn: str) -> bool:
-        with psycopg.connect(db.with_database(dsn, "postgres"), autocommit=True) as conn:
-            found = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (db.database_name(dsn),))
-            return found.fetchone() is not None
-
-    binaries, reasons = pgcluster.find_binaries()
-    assert binaries is not None, reasons
-    named = pgcluster.Cluster(pg_home / "named", binaries, durable=False)
+    named = throwaway_cluster(pg_home / "named")
     named.start()
     on_own = os.environ.get(TEST_DB_ENV) is None
     for server, kept in ((folio_postgres, on_own), (named.dsn(), False)):
         dsn = db.with_database(server, f"folioperf_test_end_{uuid.uuid4().hex[:10]}")
         db.ensure_database(dsn)
         drop_test_database(dsn)
-        assert exists(dsn) is kept, server
+        assert database_exists(dsn) is kept, server
 
 
 def test_a_discarded_cluster_stops_at_once_and_its_files_go_in_the_background(pg_home):
     """How the test run's own cluster ends: no server left running when discard returns, no file left after."""
-    binaries, reasons = pgcluster.find_binaries()
-    assert binaries is not None, reasons
-    cluster = pgcluster.Cluster(pg_home / "thrown-away", binaries, durable=False)
+    cluster = throwaway_cluster(pg_home / "thrown-away")
     running, _ = cluster.start()
     with psycopg.connect(cluster.dsn(), autocommit=True) as conn:
         conn.execute("CREATE TABLE filler AS SELECT i FROM generate_series(1, 100000) i")
@@ -280,15 +279,13 @@ def test_the_cluster_of_a_killed_test_run_is_removed_by_the_next_and_a_live_runs
     needs a cluster stops it and removes it, and leaves those of runs still going (this one's among them)."""
     from folioperf.pytest_plugin import CLUSTER_PREFIX, _discard_abandoned
 
-    binaries, reasons = pgcluster.find_binaries()
-    assert binaries is not None, reasons
     never_a_pid = int(Path("/proc/sys/kernel/pid_max").read_text()) + 1
     tmp = Path(tempfile.gettempdir())
     killed = tmp / f"{CLUSTER_PREFIX}{never_a_pid}-{uuid.uuid4().hex[:8]}"
     live = tmp / f"{CLUSTER_PREFIX}{os.getpid()}-{uuid.uuid4().hex[:8]}"
     live.mkdir()
     try:
-        running, _ = pgcluster.Cluster(killed, binaries, durable=False).start()
+        running, _ = throwaway_cluster(killed).start()
         _discard_abandoned(tmp / f"{CLUSTER_PREFIX}{os.getpid()}-the-next-run")
         assert not killed.exists()
         assert exited(running.pid), "the server still runs"

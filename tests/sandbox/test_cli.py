@@ -15,13 +15,8 @@ import requests
 
 from folioperf import db
 from folioperf.sandbox.process import start_sandbox
+from tests.conftest import database_exists
 from tests.locust_process import folioperf
-
-def exists(dsn: str) -> bool:
-    with psycopg.connect(db.with_database(dsn, "postgres")) as conn:
-        return conn.execute("SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = %s)",
-                            (db.database_name(dsn),)).fetchone()[0]
-
 
 @pytest.fixture()
 def new_dsns(folio_postgres):
@@ -45,7 +40,7 @@ def test_a_port_out_of_range_is_refused_before_anything_starts(new_dsns):
     assert r.stderr.strip().splitlines() == ["folioperf sandbox start: error: argument --port: invalid port "
                                              "'99999': a whole number from 0 to 65535 (0 picks a free one) "
                                              "(see folioperf sandbox start --help)"]  # one line, no usage block
-    assert not exists(dsn)
+    assert not database_exists(dsn)
 
 
 def test_a_taken_port_is_found_before_the_database_is_set_up(new_dsns):
@@ -57,7 +52,7 @@ def test_a_taken_port_is_found_before_the_database_is_set_up(new_dsns):
         r = folioperf("sandbox", "start", "--port", str(port), "--db", dsn)
     assert (r.returncode, r.stderr) == (2, f"folioperf: error: cannot listen on 127.0.0.1:{port}: Address already "
                                            "in use\n")
-    assert not exists(dsn)  # no database created, no tenant written
+    assert not database_exists(dsn)  # no database created, no tenant written
 
 
 def test_a_sandbox_starts_beside_one_serving_the_same_database(new_dsns):
@@ -124,7 +119,7 @@ def test_a_role_without_the_privileges_the_sandbox_needs_is_told_which(plain_rol
     assert (r.returncode, r.stderr) == (2, (
         f"folioperf: error: database {name} does not exist and role {plain_role} may not create it (CREATEDB): have a "
         f"superuser run CREATE DATABASE {name} OWNER {plain_role}; or pass --db with an existing database\n"))
-    assert not exists(missing)
+    assert not database_exists(missing)
 
 
 def test_start_without_db_serves_from_the_database_folioperf_db_names(new_dsns):
@@ -143,4 +138,4 @@ def test_start_without_db_serves_from_the_database_folioperf_db_names(new_dsns):
     finally:
         proc.terminate()
         proc.communicate(timeout=60)
-    assert exists(dsn)
+    assert database_exists(dsn)
