@@ -91,11 +91,25 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     return min(3 * (os.cpu_count() or 1), 8)
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups (its worker's hook, registered after this file)
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
     # The long runs first, so that xdist's workers start them at once and the suite lasts about as long
     # as its longest test, not as that test started last.
     items.sort(key=_expected_seconds, reverse=True)
+    _group_module_fixtures(items)
     _install_missing_programs(config, items)
+
+
+def _group_module_fixtures(items: list[pytest.Item]) -> None:
+    """A module-scoped fixture (a sandbox, a database, a Locust run) is made again on every xdist worker that
+    runs a test using it, and loadgroup spread a module's tests over all of them: the tests that use one are
+    one group (their module's), so it is made once. A test in a group of its own choosing keeps it."""
+    for item in items:
+        if item.get_closest_marker("xdist_group") is not None:
+            continue
+        definitions = item._fixtureinfo.name2fixturedefs  # type: ignore[attr-defined]
+        if any(definitions[name][-1].scope == "module" for name in item.fixturenames if name in definitions):
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0].removesuffix(".py")))
 
 
 def _expected_seconds(item: pytest.Item) -> float:

@@ -14,8 +14,6 @@ from folioclient.exceptions import FolioDataConflictError
 from folioperf.releases import release
 from tests.sandbox.inventory_data import CIRC_DESK_1, Api, ptf_time, unique
 
-pytestmark = pytest.mark.xdist_group("folioclient")  # one xdist worker: its module fixtures start once
-
 
 @pytest.fixture(scope="module", params=["okapi", "eureka"])
 def target(request, folio_sandbox_factory):

@@ -20,8 +20,6 @@ from folioperf.errors import FolioperfError
 from folioperf.okapi import CallFailed, Credentials, LoginFailed, Logins, Okapi
 from tests.locust_process import LOCUSTFILE, WORKFLOWS, clean_env, free_port, locust_command, run_locust
 
-pytestmark = pytest.mark.xdist_group("okapi")  # one xdist worker: its module fixtures start once
-
 MISSING_USER = "00000000-0000-4000-8000-000000000000"
 JWT = re.compile(r"eyJ[\w-]+\.eyJ[\w-]+\.[\w-]+")
 TTL_SECRET = f"Ttl-{uuid.uuid4().hex}"  # the admin password of the short-token tenant: greppable in outputs

@@ -209,7 +209,6 @@ def synthetic_run(request, tmp_path_factory) -> Scraped:
     return scraped
 
 
-@pytest.mark.xdist_group("prometheus-synthetic")  # one xdist worker: each synthetic run is made once
 def test_plain_locust_serves_live_metrics_that_end_at_the_exact_counts(synthetic_run):
     run = synthetic_run
     assert run.returncode == 1, run.output  # the known samples hold failures
@@ -230,7 +229,6 @@ def test_plain_locust_serves_live_metrics_that_end_at_the_exact_counts(synthetic
         assert "already in use" not in run.output
 
 
-@pytest.mark.xdist_group("prometheus-synthetic")  # one xdist worker: each synthetic run is made once
 def test_the_dashboard_uses_only_metrics_the_exporter_serves(synthetic_run):
     dashboard = json.loads(DASHBOARD.read_text())
     exprs = [t["expr"] for panel in dashboard["panels"] for t in panel.get("targets", ())]

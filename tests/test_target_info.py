@@ -10,8 +10,6 @@ from folioperf import target_info as target_info_module
 from folioperf.okapi import Credentials, Okapi
 from folioperf.target_info import TargetInfoUnavailable, module_versions, target_info
 
-pytestmark = pytest.mark.xdist_group("target-info")  # one xdist worker: its module fixtures start once
-
 
 def okapi_for(sb) -> Okapi:
     return Okapi(requests.Session(), Credentials(sb.tenant, sb.username, sb.password), url=sb.url)

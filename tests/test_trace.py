@@ -14,7 +14,7 @@ from folioperf.histogram import decode_histogram, percentiles_us
 from tests.locust_process import folioperf, only_results
 from tests.test_run import BROWSE
 
-pytestmark = [pytest.mark.xdist_group("trace"), pytest.mark.long_run(50)]  # on one xdist worker: its runs are made once
+pytestmark = pytest.mark.long_run(50)  # its run (a module fixture) keeps these tests on one xdist worker (conftest)
 
 CHECK_OUT = "POST /circulation/check-out-by-barcode"
 CALLED = {"mod-users", "mod-inventory-storage", "mod-circulation-storage", "mod-patron-blocks"}

@@ -13,8 +13,6 @@ from folioperf import db
 from folioperf.sandbox import schema
 from folioperf.sandbox.cql import CQLError, Query, Translator
 
-pytestmark = pytest.mark.xdist_group("cql")  # one xdist worker: its module fixtures start once
-
 TENANT = "diku"
 translate = Translator().translate  # one translator, as a sandbox process has
 

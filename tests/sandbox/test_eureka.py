@@ -16,8 +16,6 @@ from psycopg.types.json import Jsonb
 from folioperf.releases import release
 from folioperf.sandbox.auth import hash_password
 
-pytestmark = pytest.mark.xdist_group("sandbox-eureka")  # one xdist worker: its module fixtures start once
-
 CREDS = {"username": "diku_admin", "password": "admin"}
 UNAUTHORIZED = {"errors": [{"type": "UnauthorizedException", "code": "authorization_error", "message": "Unauthorized"}],
                 "total_records": 1}

@@ -14,8 +14,6 @@ from folioclient.exceptions import FolioBadRequestError, FolioResourceNotFoundEr
 
 from tests.sandbox.inventory_data import Api
 
-pytestmark = pytest.mark.xdist_group("sandbox-folioclient")  # one xdist worker: its module fixtures start once
-
 MODES = {"okapi": {}}  # mode → `folio_sandbox_factory` options (Eureka joins when the sandbox answers as Eureka)
 
 # folioclient's cached reference-data properties: (property, endpoint, collection key)

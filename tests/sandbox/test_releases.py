@@ -11,8 +11,6 @@ import requests
 from folioperf import okapi_trace
 from tests.locust_process import folioperf
 
-pytestmark = pytest.mark.xdist_group("releases")  # one xdist worker: its module fixtures start once
-
 
 @pytest.fixture(scope="module")
 def quesnelia(folio_sandbox_factory):

@@ -11,8 +11,6 @@ import pytest
 import requests
 from psycopg.types.json import Jsonb
 
-pytestmark = pytest.mark.xdist_group("rmb-count")  # one xdist worker: its module fixtures start once
-
 MATCHING = 1_500
 
 

@@ -10,8 +10,6 @@ import requests
 from folioperf import okapi_trace
 from tests.sandbox.inventory_data import CIRC_DESK_1, Api, ptf_time
 
-pytestmark = pytest.mark.xdist_group("trace-headers")  # one xdist worker: its module fixtures start once
-
 
 @pytest.fixture(scope="module")
 def traced(folio_sandbox_factory):
