@@ -20,7 +20,7 @@ import logging
 import re
 from typing import Any
 
-from locust import events
+from locust import argument_parser, events
 from locust.argument_parser import get_empty_argument_parser
 
 from folioperf import scenario
@@ -137,6 +137,28 @@ def scenario_users() -> dict[str, type[FolioUser]]:
         classes[name] = type(name, (FolioUser,), {"workflow": find_workflow(group.workflow), "group": group,
                                                   "fixed_count": group.users, "__module__": "folioperf.locustfile"})
     return classes
+
+
+def _build_locust_defaults_once() -> None:
+    """Locust's worker handles each spawn message by rebuilding its whole argument parser once per option
+    the master sent (runners.WorkerRunner: `k not in argument_parser.default_args_dict()`, for each of ~80):
+    0.1 s of CPU a message, during which its users stand still and the responses that arrive are timed
+    late; a ramp-up sends one a second. Locust's defaults never change within a process: build them once."""
+    build = argument_parser.default_args_dict
+    if getattr(build, "folioperf_once", False):
+        return
+    defaults: dict[str, Any] = {}
+
+    def default_args_dict() -> dict[str, Any]:
+        if not defaults:
+            defaults.update(build())
+        return dict(defaults)  # a copy: a caller may change it
+
+    default_args_dict.folioperf_once = True  # type: ignore[attr-defined]
+    argument_parser.default_args_dict = default_args_dict
+
+
+_build_locust_defaults_once()
 
 
 @events.init_command_line_parser.add_listener

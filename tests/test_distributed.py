@@ -4,9 +4,11 @@ reports travel; workers that cannot prove the master's key get neither the passw
 
 from __future__ import annotations
 
+import json
 import signal
 import socket
 import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -17,10 +19,11 @@ import pytest
 import zmq
 
 from folioperf import results
-from tests.locust_process import (WORKFLOWS, clean_env, folioperf_command, free_port, results_in, served,
+from tests.locust_process import (FIXTURES, REPO, WORKFLOWS, clean_env, folioperf_command, free_port, results_in, served,
                                   start_run, wait_for)
 
 BROWSE = str(WORKFLOWS / "browse.py")
+SPAWN_MESSAGES = FIXTURES / "workers" / "spawn_messages.py"
 NO_TASKS = "had no tasks left after filtering"
 
 
@@ -219,3 +222,16 @@ def _group_ids(sandbox) -> list[str]:
     token = sandbox.login()
     groups = requests.get(sandbox.url + "/groups", headers=sandbox.headers(token), timeout=30).json()["usergroups"]
     return [g["id"] for g in groups]
+
+
+
+def test_a_ramp_up_does_not_rebuild_locusts_parser_on_the_worker():
+    """A worker checks each option of each spawn message against Locust's defaults (runners.WorkerRunner), and
+    Locust rebuilds its whole parser for every check: 0.1 s of CPU a message, the users frozen meanwhile and
+    the responses then arriving timed late; a ramp-up sends one a second. With folioperf loaded, never."""
+    proc = subprocess.run([sys.executable, str(SPAWN_MESSAGES)], capture_output=True, text=True, timeout=60,
+                          cwd=REPO, env=clean_env(PYTHONPATH=str(REPO)))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    seen = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert seen["users"] == 4 and seen["option_checks"] > 80  # 2 messages of Locust's and folioperf's options
+    assert seen["parser_builds"] <= 2  # the worker's own options at the first message, and the defaults once
