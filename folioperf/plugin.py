@@ -16,6 +16,7 @@ results directory and the exit codes.
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 from typing import Any
@@ -144,21 +145,11 @@ def _build_locust_defaults_once() -> None:
     the master sent (runners.WorkerRunner: `k not in argument_parser.default_args_dict()`, for each of ~80):
     0.1 s of CPU a message, during which its users stand still and the responses that arrive are timed
     late; a ramp-up sends one a second. Locust's defaults never change within a process: build them once."""
-    build = argument_parser.default_args_dict
-    if getattr(build, "folioperf_once", False):
-        return
-    defaults: dict[str, Any] = {}
-
-    def default_args_dict() -> dict[str, Any]:
-        if not defaults:
-            defaults.update(build())
-        return dict(defaults)  # a copy: a caller may change it
-
-    default_args_dict.folioperf_once = True  # type: ignore[attr-defined]
-    argument_parser.default_args_dict = default_args_dict
+    defaults = functools.cache(argument_parser.default_args_dict)
+    argument_parser.default_args_dict = lambda: dict(defaults())  # a copy: a caller may change it
 
 
-_build_locust_defaults_once()
+_build_locust_defaults_once()  # this module is imported once per Locust process, before any message
 
 
 @events.init_command_line_parser.add_listener
