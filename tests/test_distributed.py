@@ -224,7 +224,6 @@ def _group_ids(sandbox) -> list[str]:
     return [g["id"] for g in groups]
 
 
-
 def test_a_ramp_up_does_not_rebuild_locusts_parser_on_the_worker():
     """A worker checks each option of each spawn message against Locust's defaults (runners.WorkerRunner), and
     Locust rebuilds its whole parser for every check: 0.1 s of CPU a message, the users frozen meanwhile and
