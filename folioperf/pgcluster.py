@@ -201,7 +201,7 @@ class Status:
 class Cluster:
     """One cluster: `directory/<major>` holds its data, its socket, its settings and its log.
 
-    `durable=False` (the test suite's throwaway clusters) turns fsync and synchronous commits off."""
+    `durable=False` (the test suite's throwaway clusters) turns fsync, synchronous commits and autovacuum off."""
 
     def __init__(self, directory: Path, binaries: Binaries, durable: bool = True, connections: int = CONNECTIONS,
                  say: Say = to_stderr) -> None:
@@ -377,6 +377,9 @@ class Cluster:
         }
         if not self.durable:  # thrown away after the test run: no need to survive a crash
             settings.update(fsync="off", synchronous_commit="off", full_page_writes="off")
+            # nor to be vacuumed: seeding ANALYZEs and reset VACUUM ANALYZEs what they write, and autovacuum's
+            # passes over each freshly seeded table (1.3 CPU-s after a full cico seed) only slowed the tests down
+            settings["autovacuum"] = "off"
         text = "".join(f"{key} = {value}\n" for key, value in settings.items())
         path = self.data / "folioperf.conf"
         if not path.exists() or path.read_text() != text:
