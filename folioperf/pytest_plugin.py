@@ -8,9 +8,10 @@
 end). `folio_sandbox_factory(**options)` starts more sandboxes on that database with other server
 options, e.g. `token_ttl=2`, or as another platform and release: `eureka=True, folio_release="ramsons"`.
 `folio_postgres` is the server holding the test databases: a PostgreSQL cluster folioperf starts for the
-test run (as it configures its own: pg_stat_statements preloaded, many connections; fsync off, since it is
-thrown away when the run ends), shared by pytest-xdist's workers; or the server of FOLIOPERF_TEST_DB, a DSN,
-when set. The machine's own PostgreSQL is never changed. `drop_test_database(dsn)` ends a test's database.
+test run (as it configures its own: pg_stat_statements preloaded, many connections; fsync and autovacuum off,
+since it is thrown away when the run ends), shared by pytest-xdist's workers; or the server of
+FOLIOPERF_TEST_DB, a DSN, when set. The machine's own PostgreSQL is never changed. `drop_test_database(dsn)`
+ends a test's database.
 """
 
 from __future__ import annotations
