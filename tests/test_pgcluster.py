@@ -88,6 +88,12 @@ def test_clusters_live_in_the_user_data_directory_and_root_s_outside_its_private
     assert pgcluster.default_directory() == Path.cwd() / "relative" / "dir"
 
 
+def test_the_tests_own_cluster_is_thrown_away_so_neither_syncs_nor_vacuums(folio_postgres):
+    """Seeding ANALYZEs and reset VACUUM ANALYZEs what they write: autovacuum would only go over it again."""
+    with psycopg.connect(folio_postgres) as conn:
+        assert [conn.execute(f"SHOW {s}").fetchone()[0] for s in ("fsync", "autovacuum")] == ["off", "off"]
+
+
 def test_concurrent_starts_end_with_one_server_configured_for_folioperf(pg_home):
     never = folioperf("db", "stop", pg_home=pg_home / "never")
     assert never.returncode == 0 and "was not running" in never.stdout and not (pg_home / "never").exists()
@@ -104,6 +110,8 @@ def test_concurrent_starts_end_with_one_server_configured_for_folioperf(pg_home)
     assert shown["socket"] == f"{shown['directory']}/.s.PGSQL.5432 (no TCP port)"
     with psycopg.connect(shown["DSN"], autocommit=True) as conn:
         assert conn.execute("SHOW listen_addresses").fetchone()[0] == ""  # the socket only: no port to collide on
+        # a user's data must survive a crash and stay vacuumed: only the tests' throwaway cluster skips these
+        assert [conn.execute(f"SHOW {s}").fetchone()[0] for s in ("fsync", "autovacuum")] == ["on", "on"]
         for extension in pgcluster.EXTENSIONS:
             conn.execute(f"CREATE EXTENSION IF NOT EXISTS {extension}")
         assert conn.execute("SELECT unaccent('Müller'), similarity('abc', 'abd') > 0").fetchone() == ("Muller", True)
