@@ -16,6 +16,7 @@ import pytest
 import requests
 
 from folioperf.pytest_plugin import drop_test_database
+from folioperf.seed.vocabulary import CACHE_DIR_ENV
 
 # The programs pip cannot install, each with the Debian package that has it. A test that needs one takes the
 # fixture of that name (its path). Before the tests run, the missing ones are installed with apt-get when
@@ -41,12 +42,38 @@ def _apt_get(*args: str) -> subprocess.CompletedProcess:
                           stdin=subprocess.DEVNULL, capture_output=True, text=True)
 
 
+CACHE_DIR_PREFIX = "folioperf-tests-cache-"
 BYTECODE_DIR_PREFIX = "folioperf-tests-bytecode-"
 _BYTECODE_KEY = "folioperf_bytecode_dir"
 _bytecode_dir = pytest.StashKey[str]()
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    _own_cache(config)
+    _shared_bytecode(config)
+
+
+def _own_cache(config: pytest.Config) -> None:
+    """folioperf's cache (the Faker words seeding draws: folioperf.seed.vocabulary) in a directory of this run's
+    own, shared by its workers and every process they start (tests.locust_process.clean_env keeps it), removed
+    at the end: a dataset's words are drawn by its first seed in the run and read by every later one, and the
+    user's cache is neither read nor written."""
+    if hasattr(config, "workerinput"):  # a worker: the controller's directory, in the environment it inherited
+        return
+    saved = os.environ.get(CACHE_DIR_ENV)
+    directory = os.environ[CACHE_DIR_ENV] = tempfile.mkdtemp(prefix=CACHE_DIR_PREFIX)
+
+    def restore() -> None:
+        shutil.rmtree(directory, ignore_errors=True)
+        if saved is None:
+            del os.environ[CACHE_DIR_ENV]
+        else:
+            os.environ[CACHE_DIR_ENV] = saved
+
+    config.add_cleanup(restore)
+
+
+def _shared_bytecode(config: pytest.Config) -> None:
     """With PYTHONDONTWRITEBYTECODE set, each of the several hundred processes the tests start (folioperf
     commands, Locust masters and workers, sandboxes) would compile folioperf, Locust and gevent again from
     source: 35 to 65 of the suite's 360 to 380 CPU-seconds. They keep their bytecode in a directory of this

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from folioperf import results
 from folioperf.launch import free_port  # noqa: F401  (tests take it from here)
+from folioperf.seed.vocabulary import CACHE_DIR_ENV
 
 REPO = Path(__file__).resolve().parents[1]
 LOCUSTFILE = REPO / "folioperf" / "locustfile.py"
@@ -26,8 +27,10 @@ TEST_WORKER_KEY = "the worker key of this test session"
 
 def clean_env(**extra: str) -> dict[str, str]:
     """The environment without the caller's FOLIOPERF_*/LOCUST_* settings, plus `extra`; masters and workers a
-    test starts apart share a worker key, as an operator would give them one."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("FOLIOPERF_", "LOCUST_"))}
+    test starts apart share a worker key, as an operator would give them one. folioperf's cache stays the test
+    run's own (tests/conftest.py)."""
+    env = {k: v for k, v in os.environ.items()
+           if k == CACHE_DIR_ENV or not k.startswith(("FOLIOPERF_", "LOCUST_"))}
     env["FOLIOPERF_WORKER_KEY"] = TEST_WORKER_KEY
     env.update(extra)
     return env

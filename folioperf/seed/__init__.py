@@ -2,7 +2,8 @@
 
 - `dataset`: dataset specs (`datasets/*.toml`, `dataset.schema.json`) — loading, validation, scaling.
 - `ids`: the deterministic ids, barcodes and HRIDs of a dataset's records.
-- `generate`: FOLIO-shaped records (Faker) as COPY rows, made in a process of its own.
+- `generate`: FOLIO-shaped records as COPY rows, made in a process of its own.
+- `vocabulary`: the words records are made of, drawn from Faker once and kept in folioperf's cache.
 - `layout`: what the tenant's database holds (schemas, tables, columns, triggers) and how to load each table.
 - `reference`: the reference records a dataset uses, found or added in the tenant.
 - `load`: the COPY pipeline (generator process → buffer → COPY, index rebuilds, progress).

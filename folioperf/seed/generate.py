@@ -6,10 +6,10 @@ records as mod-source-record-storage's relational tables (records_lb with `exter
 MARC, parsed MARC JSON with the HRID in 001 and instance/record ids in 999 ff); loans, patron action
 sessions, audit_loan rows and requests as PTF's seed rows (folio-api.md §3.2).
 
-Realistic text comes from Faker: a vocabulary of names, streets, cities, words and publishers is drawn
-once per locale and seed in a process (Faker is ~30 µs a call, a vocabulary ~0.2 s), and records combine it
-with `random.Random` streams seeded per kind of record. Same dataset and seed → same records, byte for byte,
-apart from timestamps.
+Realistic text comes from Faker: a vocabulary of names, streets, cities, words and publishers, drawn once
+per locale and seed and kept on disk (folioperf.seed.vocabulary), which records combine with `random.Random`
+streams seeded per kind of record. Same dataset and seed → same records, byte for byte, apart from
+timestamps.
 
 `messages(job)` yields `("begin", table, rows)`, `("rows", table, n, bytes)`, `("end", table)` and
 finally `("done",)`; `child_main` streams them from the generator process that feeds a large job's COPY
@@ -24,11 +24,12 @@ import signal
 import unicodedata
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from functools import cached_property, lru_cache
+from functools import cached_property
 from typing import Callable, Iterable, Iterator
 
 from folioperf.folio_layout import BY_NAME
 from folioperf.seed.dataset import Counts, Dataset
+from folioperf.seed.vocabulary import Vocabulary, vocabulary
 
 EMAIL_CONTACT = "002"  # preferredContactTypeId "Email", as PTF's Users.sql sets
 
@@ -85,43 +86,6 @@ def copy_text(value: object) -> str:
 
 def _ascii(text: str) -> str:
     return unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode().lower().replace(" ", "").replace("'", "")
-
-
-class Vocabulary:
-    """Faker output drawn once per locale and seed (`vocabulary`): the words records are made of. Tuples: one
-    vocabulary serves every job of the process."""
-
-    def __init__(self, locale: str, seed: int) -> None:
-        from faker import Faker
-
-        fake = Faker(locale)
-        fake.seed_instance(seed)
-
-        def pool(n: int, *methods: str) -> tuple[str, ...]:
-            for name in methods:
-                if hasattr(fake, name):
-                    return tuple(dict.fromkeys(str(getattr(fake, name)()) for _ in range(n)))
-            return ("",)
-
-        self.first_names = pool(600, "first_name")
-        self.last_names = pool(900, "last_name")
-        self.streets = pool(400, "street_address")
-        self.cities = pool(300, "city")
-        self.regions = pool(60, "state_abbr", "state", "administrative_unit", "region")
-        self.postcodes = pool(300, "postcode")
-        self.domains = pool(20, "free_email_domain")
-        self.phones = pool(200, "phone_number")
-        self.phrases = pool(2000, "catch_phrase", "sentence")
-        self.words = pool(1500, "word")
-        self.publishers = pool(250, "company")
-        self.isbns = pool(3000, "isbn13")
-
-
-@lru_cache(maxsize=8)  # the four built-in datasets' seeds and a few of a user's own: none drawn twice
-def vocabulary(locale: str, seed: int) -> Vocabulary:
-    """The vocabulary of a locale and seed, drawn once per process: the same Faker calls give the same words,
-    and every seed, reset and test of a process reuses them."""
-    return Vocabulary(locale, seed)
 
 
 @dataclass(frozen=True)

@@ -4,12 +4,15 @@ deterministic and in FOLIO's shapes."""
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from folioperf.seed import dataset, generate
+from folioperf.seed import dataset, generate, vocabulary
 from folioperf.seed.dataset import DatasetError
 
 from .conftest import run_process
@@ -129,8 +132,8 @@ def test_generation_is_deterministic_for_a_seed():
 
 
 def test_every_job_of_a_process_shares_one_vocabulary_it_cannot_change():
-    """Faker is drawn once per locale and seed in a process (about 0.2 s each time): every job of a dataset
-    (a seed, a reset, another scale) takes the same words, which no job can alter; another seed, others."""
+    """A process reads (or draws) a locale's and seed's words once: every job of a dataset (a seed, a reset,
+    another scale) takes the same words, which no job can alter; another seed, others."""
     def vocabulary(name: str, scale: float):
         ds = dataset.load(name)
         return generate.Generator(generate.Job(ds, ds.scaled(scale), (), "2026-03-02T10:00:00.000+00:00")).vocabulary
@@ -139,6 +142,39 @@ def test_every_job_of_a_process_shares_one_vocabulary_it_cannot_change():
     assert vocabulary("holds", 0.02) is first
     assert vocabulary("cico", 0.01) is not first  # its own seed
     assert first.last_names and all(isinstance(words, tuple) for words in vars(first).values())
+
+
+_WORDS = """
+import json, sys
+from folioperf.seed import dataset, vocabulary
+ds = dataset.load("holds")
+words = vocabulary.vocabulary(ds.locale, ds.seed)
+print(json.dumps({"faker": "faker" in sys.modules, "words": {n: getattr(words, n) for n, _, _ in vocabulary.POOLS}}))
+"""
+
+
+def _words_in_a_new_process(cache: Path) -> dict:
+    proc = subprocess.run([sys.executable, "-c", _WORDS], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, vocabulary.CACHE_DIR_ENV: str(cache)})
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def test_faker_draws_a_datasets_words_once_later_processes_read_them(tmp_path):
+    """The first process to seed a dataset draws its words from Faker (about 0.4 CPU-s) and keeps them in
+    folioperf's cache; the next reads them and never imports Faker: the same words, so the same records.
+    A kept file that is damaged is drawn again and replaced."""
+    first = _words_in_a_new_process(tmp_path)
+    (kept,) = (tmp_path / "vocabulary").glob("faker-*/en_US-3003.json")
+    second = _words_in_a_new_process(tmp_path)
+    assert first["faker"] and not second["faker"]
+    assert second["words"] == first["words"] and len(first["words"]["isbns"]) > 2900
+
+    kept.write_text('{"first_names": ["Ann"]', encoding="utf-8")  # cut short, as by a full disk
+    again = _words_in_a_new_process(tmp_path)
+    assert again["faker"] and again["words"] == first["words"]
+    assert json.loads(kept.read_text(encoding="utf-8")) == first["words"]
+    assert [p.name for p in kept.parent.iterdir()] == [kept.name]  # no temporary file left beside it
 
 
 def test_records_have_folio_shapes():
