@@ -7,7 +7,8 @@
    data pools built from the database — or, for a FOLIO without database access, through its API;
 4. Locust: one process, or a master and --workers K on this machine, or a master for `folioperf worker`s
    elsewhere; composed as `locust -f folioperf/locustfile.py ...` command lines, so everything a run adds
-   (auth, pools, metrics, the results directory, exit codes) is the same plugin plain `locust -f` loads;
+   (auth, pools, metrics, the results directory, exit codes) is the same plugin plain `locust -f` loads
+   (run by folioperf.locust_main: Locust's own main, with the entry points read once);
 5. the end: the master writes the results directory and prints the summary; the sandbox is stopped. A
    master that dies without doing so is reported, with the last checkpoint of its results, if any.
 
@@ -46,6 +47,7 @@ from folioperf.wording import plural
 err = console(stderr=True)
 WORKER_EXIT_TIMEOUT = 10.0  # after the master has ended: workers quit at once when told
 LOCUST_DEFAULTS_ENV = ("LOCUST_SKIP_MONKEY_PATCH", PASSWORD_ENV)
+LOCUST = (sys.executable, "-m", "folioperf.locust_main")  # `locust`, with the entry points read once
 
 
 def locustfile() -> str:
@@ -340,7 +342,7 @@ def _locust_args(args: argparse.Namespace, chosen: Plan, target: Endpoint, pools
     values = dict(vars(args))
     values.update(tenant=target.tenant, username=target.username, pools=pools, db=target.dsn,
                   sandbox_pid=target.sandbox_pid, live=True, results_dir=os.path.abspath(args.results_dir))
-    cmd = [sys.executable, "-m", "locust", "-f", locustfile(),
+    cmd = [*LOCUST, "-f", locustfile(),
            *(chosen.scenario_args(args) or ["--workflow", chosen.spec]), "--host", target.url,
            "-u", str(chosen.users), "-r", f"{chosen.spawn_rate:g}", "-t", f"{args.duration}s",
            "--only-summary", "--loglevel", "INFO" if args.verbose else "WARNING", *run_argv(values)]
@@ -354,7 +356,7 @@ def _locust_args(args: argparse.Namespace, chosen: Plan, target: Endpoint, pools
 
 def worker_command(master_host: str, master_port: int, *extra: str) -> list[str]:
     """A Locust worker of folioperf's locustfile; workflow, options, data and password come from the master."""
-    return [sys.executable, "-m", "locust", "-f", locustfile(), "--worker", "--master-host", master_host,
+    return [*LOCUST, "-f", locustfile(), "--worker", "--master-host", master_host,
             "--master-port", str(master_port), *extra]
 
 

@@ -3,6 +3,7 @@ and no sandbox, no seeding, no database is touched for it."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import uuid
@@ -10,6 +11,7 @@ import uuid
 import pytest
 
 from folioperf.db import with_database
+from folioperf.launch import LOCUST
 from tests.conftest import database_exists
 from tests.locust_process import folioperf
 
@@ -100,3 +102,40 @@ def test_folioperf_run_loads_the_prometheus_libraries_only_for_prometheus():
     proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.split() == []
+
+
+_ENTRY_POINTS = """
+import json
+from importlib import metadata
+from folioperf.entry_points import read_once
+
+GROUPS = ("console_scripts", "pytest11", "gevent.plugins.monkey.will_patch_all")
+
+def seen():
+    return [sorted((ep.group, ep.name, ep.value) for ep in metadata.entry_points(group=group)) for group in GROUPS]
+
+before = seen()
+read_once()
+reads = []
+original = metadata.PathDistribution.read_text
+metadata.PathDistribution.read_text = lambda self, name: reads.append(name) or original(self, name)
+after = seen()
+print(json.dumps({"same": after == before, "reads": len(reads),
+                  "folioperf": ("console_scripts", "folioperf", "folioperf.cli:main") in before[0]}))
+"""
+
+
+def test_a_locust_or_sandbox_process_reads_the_entry_points_once():
+    """Their gevent patching looks its plugins up 25 times (about a fifth of their start-up CPU): after
+    read_once, the entry points come from one reading, the same as reading them each time."""
+    proc = subprocess.run([sys.executable, "-c", _ENTRY_POINTS], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert json.loads(proc.stdout) == {"same": True, "reads": 0, "folioperf": True}
+
+
+def test_folioperfs_locust_command_is_locusts():
+    """`folioperf run` starts Locust as `python -m folioperf.locust_main`: Locust's own command line."""
+    ours = subprocess.run([*LOCUST, "--version"], capture_output=True, text=True, timeout=60)
+    plain = subprocess.run([sys.executable, "-m", "locust", "--version"], capture_output=True, text=True, timeout=60)
+    assert ours.returncode == plain.returncode == 0, ours.stderr[-2000:]
+    assert ours.stdout == plain.stdout and ours.stdout.startswith("locust ")

@@ -3,7 +3,11 @@ serves with gevent, and psycopg must be imported after the patch to cooperate.""
 
 from __future__ import annotations
 
-from gevent import monkey
+from folioperf.entry_points import read_once
+
+read_once()  # gevent's patching looks its plugins up 25 times
+
+from gevent import monkey  # noqa: E402
 
 monkey.patch_all()
 
