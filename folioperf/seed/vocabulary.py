@@ -4,17 +4,21 @@ A vocabulary is about 9,500 Faker calls (names, streets, cities, phrases, ISBNs,
 Faker's import and locale set-up on top, in every process that seeds or resets a dataset. The same Faker
 release, locale and seed always draw the same words, so the first process to draw them keeps them in
 folioperf's cache directory (`FOLIOPERF_CACHE_DIR`, else the user's cache directory), under Faker's version
-and the pools drawn; every later one reads that file in a few milliseconds and never imports Faker. Another
-Faker release draws and keeps its own. A file that cannot be read or does not hold what is drawn is drawn
-again; one that cannot be written costs the next process the drawing, nothing else.
+and the pools drawn (processes seeding at once wait for the first one's words); every later one reads that
+file in a few milliseconds and never imports Faker. Another Faker release draws and keeps its own. A file
+that cannot be read or does not hold what is drawn is drawn again; one that cannot be written costs the next
+process the drawing, nothing else.
 """
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
@@ -121,12 +125,30 @@ def _keep(path: Path, pools: dict[str, tuple[str, ...]]) -> None:
         pass  # a read-only or full disk: the next process draws the words again
 
 
+@contextmanager
+def _drawing(path: Path) -> Iterator[None]:
+    """One process at a time draws a locale's and seed's words: processes seeding at once (a campaign's, a
+    test suite's) wait for the first one's file instead of each drawing them."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        lock = open(path.with_name(path.name + ".lock"), "a")  # noqa: SIM115  (held until the words are kept)
+    except OSError:  # a read-only cache: each draws its own
+        yield
+        return
+    with lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
 @lru_cache(maxsize=8)  # the four built-in datasets' seeds and a few of a user's own: none read twice
 def vocabulary(locale: str, seed: int) -> Vocabulary:
     """The words of a locale and seed: read from the cache, or drawn from Faker and kept there."""
     path = kept_file(locale, seed)
     pools = _read(path)
     if pools is None:
-        pools = draw(locale, seed)
-        _keep(path, pools)
+        with _drawing(path):
+            pools = _read(path)  # kept meanwhile by the process this one waited for
+            if pools is None:
+                pools = draw(locale, seed)
+                _keep(path, pools)
     return Vocabulary(pools)

@@ -174,7 +174,19 @@ def test_faker_draws_a_datasets_words_once_later_processes_read_them(tmp_path):
     again = _words_in_a_new_process(tmp_path)
     assert again["faker"] and again["words"] == first["words"]
     assert json.loads(kept.read_text(encoding="utf-8")) == first["words"]
-    assert [p.name for p in kept.parent.iterdir()] == [kept.name]  # no temporary file left beside it
+    assert not list(kept.parent.glob("*.tmp"))  # no temporary file left beside it
+
+
+def test_processes_seeding_at_once_draw_a_datasets_words_once(tmp_path):
+    """Three processes that need the same words at the same time (a campaign's, a test suite's workers): one
+    draws them, the others wait for its file and read it."""
+    procs = [subprocess.Popen([sys.executable, "-c", _WORDS], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              env={**os.environ, vocabulary.CACHE_DIR_ENV: str(tmp_path)}) for _ in range(3)]
+    outputs = [proc.communicate(timeout=120) for proc in procs]
+    assert [proc.returncode for proc in procs] == [0, 0, 0], [err for _, err in outputs]
+    seen = [json.loads(out) for out, _ in outputs]
+    assert sorted(s["faker"] for s in seen) == [False, False, True]
+    assert seen[0]["words"] == seen[1]["words"] == seen[2]["words"]
 
 
 def test_records_have_folio_shapes():
