@@ -2,10 +2,11 @@
 that reads the installed packages' entry points once (folioperf.entry_points) before Locust imports and
 patches with gevent. `folioperf run` and `folioperf worker` start their Locust processes with it."""
 
-from folioperf.entry_points import read_once
+if __name__ == "__main__":  # only as a program: importing this module starts nothing
+    from folioperf.entry_points import read_once
 
-read_once()
+    read_once()
 
-from locust.main import main  # noqa: E402  (after read_once: importing Locust patches with gevent)
+    from locust.main import main  # after read_once: importing Locust patches with gevent
 
-main()
+    main()
