@@ -4,7 +4,6 @@ chosen; numpy and matplotlib load only when a report needs them)."""
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
@@ -127,23 +126,9 @@ def _emit(doc, fmt: str, output: str | None) -> None:
 
         console.render(doc)
         return
+    from folioperf.files import write_file
     from folioperf.report import html, markdown
 
     text = (markdown if fmt == "markdown" else html).render(doc)
     write_file(Path(output), text)
     print(f"wrote {output}", file=sys.stderr)
-
-
-def write_file(path: Path, text: str) -> None:
-    """Write whole or not at all: a temporary file beside the target, renamed over it."""
-    from folioperf.errors import FolioperfError
-
-    if not path.parent.is_dir():
-        raise FolioperfError(f"cannot write {path}: directory {path.parent} does not exist")
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
-    except OSError as exc:
-        tmp.unlink(missing_ok=True)
-        raise FolioperfError(f"cannot write {path}: {exc.strerror}") from None

@@ -16,12 +16,14 @@ import fcntl
 import hashlib
 import json
 import os
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
+
+from folioperf.errors import FolioperfError
+from folioperf.files import write_file
 
 CACHE_DIR_ENV = "FOLIOPERF_CACHE_DIR"
 
@@ -110,18 +112,10 @@ def _read(path: Path) -> dict[str, tuple[str, ...]] | None:
 
 
 def _keep(path: Path, pools: dict[str, tuple[str, ...]]) -> None:
-    """Write the file whole or not at all: processes seeding at once each write theirs, the same words."""
+    """Write the file whole or not at all (folioperf.files), in the directory `_drawing` made."""
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as out:
-                json.dump(pools, out, ensure_ascii=False)
-            os.replace(temporary, path)
-        except BaseException:
-            os.unlink(temporary)
-            raise
-    except OSError:
+        write_file(path, json.dumps(pools, ensure_ascii=False))
+    except FolioperfError:
         pass  # a read-only or full disk: the next process draws the words again
 
 
