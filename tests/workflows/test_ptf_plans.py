@@ -21,11 +21,13 @@ from tests.workflows.conftest import calls_of, finish, start_locust, workflow_ar
 
 pytestmark = [pytest.mark.xdist_group("workflow-runs"), pytest.mark.long_run]  # on one xdist worker: its runs are made once
 
-SECONDS = "8"
-HOLDS_SECONDS = "3"
-# Each of the plans' pauses really takes 50 ms (tests/fixtures/locust_call_log.py): a hold every 50 ms or so, a
-# few dozen in a run, well within the 167 instances of a holds run's pool (at no pause, an idle machine placed
-# them all in 2.6 s and the run stopped on an exhausted pool)
+# A run quits once it has recorded TRANSACTIONS (the renewal's: an iteration and the inner one of the next);
+# -t is only a ceiling. A fixed run time was not: 17 runs start at once, and the first ready spent their 8 s
+# while the others were still starting; on a slow, busy machine five check-out runs recorded none
+TRANSACTIONS = "3"
+CEILING_SECONDS = "60"
+# Each of the plans' pauses really takes 50 ms (tests/fixtures/locust_call_log.py): not 0, so a run does not
+# take the CPU from the others while they start
 FAKE_PAUSE_SECONDS = "0.05"
 PREFLIGHT_HEADERS = ("Origin", "Access-Control-Request-Method", "Access-Control-Request-Headers", "User-Agent")
 HOLD_DATE = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")  # ptf.HOLD_DATE, UTC
@@ -91,11 +93,10 @@ def runs(seeded, returned_loan_borrower, tmp_path_factory) -> dict[str, LocustRu
         out: Path = root / name
         out.mkdir()
         pools_file = seeded.pools_file(out, workflow, **pools)
-        seconds = HOLDS_SECONDS if workflow == "holds" else SECONDS  # a hold's one pause is its whole transaction
-        command = workflow_args(seeded, out, file, "-t", seconds, "-u", "1", "-r", "1", "--pools", str(pools_file), *args)
-        started[name] = (start_locust(command, out, seeded.env(CALL_LOG=str(out / "calls.json"),
+        command = workflow_args(seeded, out, file, "-t", CEILING_SECONDS, "-u", "1", "-r", "1", "--pools", str(pools_file), *args)
+        started[name] = (start_locust(command, out, seeded.env(CALL_LOG=str(out / "calls.json"), STOP_AFTER=TRANSACTIONS,
                                                                FAKE_PAUSES=FAKE_PAUSE_SECONDS)), out)
-    return {name: finish(proc, out) for name, (proc, out) in started.items()}
+    return {name: finish(proc, out, timeout=120) for name, (proc, out) in started.items()}
 
 
 def _ran(run: LocustRun) -> list[tuple[str, list[dict]]]:
