@@ -81,7 +81,7 @@ from prometheus_client.utils import floatToGoString
 from folioperf import __version__
 from folioperf.errors import FolioperfError
 from folioperf.histogram import SUB_BUCKET_BITS, bucket_of
-from folioperf.metrics import ERROR, SCHEDULED, TRANSACTION, Tally
+from folioperf.metrics import ERROR, SCHEDULED, TRANSACTION, Tally, schedule_s
 from folioperf.options import split_address
 from folioperf.rates import RateStatus
 
@@ -194,7 +194,7 @@ class RunCollector:
         yield from scheduled.families()
         yield errors
         yield from self._users()
-        yield from self._rates(totals, duration)
+        yield from self._rates(totals, duration, metrics.scheduled_from())
         runner = run.environment.runner
         running = runner.state in ("spawning", "running") and run.test is not None and not run.test.ended
         yield GaugeMetricFamily("folioperf_test_running", "1 while a test runs", value=int(running))
@@ -222,7 +222,8 @@ class RunCollector:
         target = run.test.users_target if run.test is not None else getattr(runner, "target_user_count", 0) or 0
         yield GaugeMetricFamily("folioperf_users_target", "virtual users asked for", value=target)
 
-    def _rates(self, totals: Mapping[tuple[str, str], Tally], duration: float) -> Iterator[Metric]:
+    def _rates(self, totals: Mapping[tuple[str, str], Tally], duration: float,
+               scheduled_from: Mapping[str, float]) -> Iterator[Metric]:
         target = GaugeMetricFamily("folioperf_rate_target_per_second", "open model: the target in iterations/s "
                                    "(whole run)", labels=("group",))
         achieved = GaugeMetricFamily("folioperf_rate_achieved_per_second", "open model: iterations/s started "
@@ -235,7 +236,8 @@ class RunCollector:
                 continue
             prefix = group.label("")
             iterations = sum(t.count for (kind, name), t in totals.items() if kind == SCHEDULED and name.startswith(prefix))
-            status = RateStatus.of(per_s, round(iterations / duration, 3) if duration > 0 else 0.0)
+            seconds = schedule_s(duration, scheduled_from, prefix)
+            status = RateStatus.of(per_s, round(iterations / seconds, 3) if seconds > 0 else 0.0)
             target.add_metric([group.key], status.target_per_s)
             achieved.add_metric([group.key], status.achieved_per_s)
             missed.add_metric([group.key], int(status.missed))

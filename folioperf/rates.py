@@ -42,10 +42,11 @@ class RateStatus:
 
     @classmethod
     def of_snapshot(cls, target_per_s: float, snapshot: Any, prefix: str = "") -> RateStatus:
-        """From a folioperf.metrics Snapshot of the whole run (master or local process); with `prefix`, of the
-        transactions of one scenario group (`RIH · `)."""
+        """From a folioperf.metrics Snapshot of the whole run (master or local process), over the time its
+        schedule ran; with `prefix`, of the transactions of one scenario group (`RIH · `)."""
         iterations = sum(entry.count for entry in snapshot.scheduled() if entry.name.startswith(prefix))
-        achieved = iterations / snapshot.duration_s if snapshot.duration_s > 0 else 0.0
+        seconds = snapshot.schedule_s(prefix)
+        achieved = iterations / seconds if seconds > 0 else 0.0
         return cls.of(target_per_s, round(achieved, 3))
 
     def message(self) -> str:

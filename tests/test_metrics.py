@@ -17,6 +17,7 @@ from folioperf import okapi_trace
 from folioperf.histogram import bucket_of, decode_histogram
 from folioperf.metrics import ERROR_MESSAGE_LIMIT, PERCENTILES, Metrics, ModuleTally, locust_bucket
 from folioperf.okapi_trace import HOP_BITS
+from folioperf.rates import RateStatus
 from tests.locust_process import clean_env, free_port
 
 FIXTURES = Path(__file__).parent / "fixtures" / "metrics"
@@ -270,6 +271,30 @@ def test_rps_is_over_the_measured_duration_and_reset_starts_over():
     snapshot = metrics.snapshot()
     assert [(e.count, e.rps) for e in snapshot.entries] == [(4, 2.0)]
     assert len(snapshot.windows) == 1 and not snapshot.failures
+
+
+def test_the_achieved_rate_counts_from_the_first_slot_on_every_worker():
+    """Workers hear of a test after the master has started it, and users log in before their first slot:
+    the rate is over the seconds from the earliest slot of any worker to the stop, and the Scheduled rows'
+    requests/s with it. Over the test's whole duration, 8 s of iterations at 10/s would read 8/s: missed."""
+    clock = Clock()
+    master, workers = Metrics(clock=clock), [Metrics(settle=False, clock=clock) for _ in range(2)]
+    first = clock.now + 2.0  # the workers' users took their first slots 2 s into the test
+    for k, worker in enumerate(workers):
+        for i in range(40):  # 5/s each, the later worker's first slot 0.1 s after the other's
+            slot = first + 0.1 * k + i / 5
+            worker.record("Transaction", "Browse", 12.0, 0, start_time=slot + 0.001)
+            worker.record("Scheduled", "Browse", 13.0, 0, start_time=slot)
+    clock.now += 10
+    master.stop()
+    for k, worker in enumerate(workers):
+        master.merge_report(f"w{k}", over_the_wire(worker.take_report(), f"w{k}"))
+    snapshot = master.snapshot()
+    assert snapshot.scheduled_from == {"Browse": 2.0} and snapshot.schedule_s() == 8.0
+    assert snapshot.entry("Scheduled", "Browse").rps == 10.0
+    assert snapshot.entry("Transaction", "Browse").rps == 8.0  # other rows keep the test's duration
+    status = RateStatus.of_snapshot(10.0, snapshot)
+    assert (status.achieved_per_s, status.missed) == (10.0, False)
 
 
 def test_master_counts_worker_reports_that_never_arrived():
