@@ -25,8 +25,9 @@ def test_run_against_a_folio_reads_the_test_data_through_the_api(seeded, tmp_pat
     (run,) = load_runs([tmp_path / "results"])
     assert not run.run.target.sandbox and run.run.target.tenant == seeded.tenant and run.run.rate == 10
     done = run.entry("Transaction", "Retrieve instance and holdings")
-    assert done.count >= 76 and done.failures == 0  # 10/s for 8 s, within 5 %
-    assert run.entry("Scheduled", "Retrieve instance and holdings").count == done.count
+    scheduled = run.entry("Scheduled", "Retrieve instance and holdings")
+    assert done.count > 0 and done.failures == 0 and scheduled.count == done.count
+    assert scheduled.rps >= 9.5  # 10/s within 5 %, from the first slot (the users log in first)
     assert {e.name for e in run.apis()} >= {"GET /source-storage/source-records", "GET /holdings-storage/holdings"}
 
 
