@@ -23,10 +23,10 @@ def _rate_status(out) -> dict:
 def test_holds_20_per_second_across_two_workers(seeded, tmp_path):
     """`--rate 20/s` with a master and two workers for 20 s: 20 iterations/s within 5 %, each worker
     starting half of them, and every transaction also timed from its scheduled start. The rate counts from
-    the master's start, before the workers heard of the test: on a busy machine they start half a second
-    later or more (19.46/s over 15 s in CI), so the test runs long enough for that to stay well within 5 %.
-    Its processes are first in line for the CPU, as a load generator on its own machine: starved by the
-    suite's busiest minute, two workers started 18.06/s."""
+    the first slot: on a busy machine the workers hear of the test half a second or more after the master
+    started it (counted from the master's start, that read 19.46/s over 15 s in CI). Its processes are first
+    in line for the CPU, as a load generator on its own machine: starved by the suite's busiest minute, two
+    workers started 18.06/s."""
     master_out = tmp_path / "master"
     master_out.mkdir()
     port = free_port()
