@@ -25,6 +25,10 @@ SCALES = {"cico": 0.01, "renewals": 0.2, "holds": 0.15, "rih": 0.005}
 WORKFLOW_FILES = REPO / "workflows"
 CALL_LOG = FIXTURES / "locust_call_log.py"
 READY_SECONDS = 10.0
+# The -t of a run that quits once it has the transactions a test needs (STOP_AFTER of CALL_LOG): only a ceiling,
+# and its process gets a minute more to start and end
+CEILING_SECONDS = 60
+FINISH_SECONDS = CEILING_SECONDS + 60
 
 
 @dataclass

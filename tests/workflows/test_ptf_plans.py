@@ -17,7 +17,7 @@ import requests
 
 from tests.locust_process import LocustRun
 from tests.workflows import ptf_sequences as ptf
-from tests.workflows.conftest import calls_of, finish, start_locust, workflow_args
+from tests.workflows.conftest import CEILING_SECONDS, FINISH_SECONDS, calls_of, finish, start_locust, workflow_args
 
 pytestmark = [pytest.mark.xdist_group("workflow-runs"), pytest.mark.long_run]  # on one xdist worker: its runs are made once
 
@@ -25,7 +25,6 @@ pytestmark = [pytest.mark.xdist_group("workflow-runs"), pytest.mark.long_run]  #
 # -t is only a ceiling. A fixed run time was not: 17 runs start at once, and the first ready spent their 8 s
 # while the others were still starting; on a slow, busy machine five check-out runs recorded none
 TRANSACTIONS = "*:3"
-CEILING_SECONDS = "60"
 # Each of the plans' pauses really takes 50 ms (tests/fixtures/locust_call_log.py): not 0, so a run does not
 # take the CPU from the others while they start
 FAKE_PAUSE_SECONDS = "0.05"
@@ -93,10 +92,10 @@ def runs(seeded, returned_loan_borrower, tmp_path_factory) -> dict[str, LocustRu
         out: Path = root / name
         out.mkdir()
         pools_file = seeded.pools_file(out, workflow, **pools)
-        command = workflow_args(seeded, out, file, "-t", CEILING_SECONDS, "-u", "1", "-r", "1", "--pools", str(pools_file), *args)
+        command = workflow_args(seeded, out, file, "-t", str(CEILING_SECONDS), "-u", "1", "-r", "1", "--pools", str(pools_file), *args)
         started[name] = (start_locust(command, out, seeded.env(CALL_LOG=str(out / "calls.json"), STOP_AFTER=TRANSACTIONS,
                                                                FAKE_PAUSES=FAKE_PAUSE_SECONDS)), out)
-    return {name: finish(proc, out, timeout=120) for name, (proc, out) in started.items()}
+    return {name: finish(proc, out, timeout=FINISH_SECONDS) for name, (proc, out) in started.items()}
 
 
 def _ran(run: LocustRun) -> list[tuple[str, list[dict]]]:

@@ -14,7 +14,7 @@ import pytest
 from folioperf.seed import dataset
 from tests.locust_process import LocustRun
 from tests.workflows import ptf_sequences as ptf
-from tests.workflows.conftest import calls_of, finish, start_locust, workflow_args
+from tests.workflows.conftest import CEILING_SECONDS, FINISH_SECONDS, calls_of, finish, start_locust, workflow_args
 
 pytestmark = [pytest.mark.xdist_group("workflow-runs"), pytest.mark.long_run]  # on one xdist worker: its runs are made once
 
@@ -23,7 +23,6 @@ RENEW_GROUP = 50
 # STOP_AFTER's transactions (tests/fixtures/locust_call_log.py), within CEILING_SECONDS; rih runs its 20 s. The runs
 # start at once: with a fixed 10 s, the first ready spent theirs while the others started (as test_ptf_plans.py's
 # did, where five runs on a slow, busy machine recorded none)
-CEILING_SECONDS = "60"
 STOP_AFTER = {"check-in-check-out": "Check-out:3,Check-in:3", "renew": "Renew all loans:2",
               "holds-patron": "Place hold:5", "holds-instance": "Place hold:5", "holds-item": "Place hold:5"}
 RUNS = {
@@ -74,9 +73,9 @@ def runs(seeded, tmp_path_factory) -> dict[str, LocustRun]:
         workflow = name.split("-")[0] if name.startswith("holds") else name
         pools = seeded.pools_file(out, workflow, **{**seeded.part(workflow, 0), **replaced.get(name, {})})
         stop = {"STOP_AFTER": STOP_AFTER[name]} if name in STOP_AFTER else {}
-        started[name] = (start_locust(workflow_args(seeded, out, file, "-t", CEILING_SECONDS, "--pools", str(pools), *args),
+        started[name] = (start_locust(workflow_args(seeded, out, file, "-t", str(CEILING_SECONDS), "--pools", str(pools), *args),
                                       out, seeded.env(CALL_LOG=str(out / "calls.json"), **stop)), out)
-    return {name: finish(proc, out, timeout=120) for name, (proc, out) in started.items()}
+    return {name: finish(proc, out, timeout=FINISH_SECONDS) for name, (proc, out) in started.items()}
 
 
 @pytest.mark.parametrize("name", list(RUNS))
