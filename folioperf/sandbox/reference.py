@@ -42,7 +42,8 @@ def _metadata() -> dict:
 
 def load_reference(conn: psycopg.Connection, tenant: str) -> int:
     """Insert missing reference records (existing ones, possibly edited by the user, are kept): one
-    statement a table, since every sandbox start runs this."""
+    statement a table, since every sandbox start runs this; each table's records go as one JSON array, which
+    PostgreSQL takes apart (psycopg would dump an array of jsonb values record by record, in Python)."""
     added = 0
     tables = [(name, rows) for data in reference_files() for name, rows in data.items()
               if not name.startswith("_") and name != "admin"]
@@ -52,9 +53,9 @@ def load_reference(conn: psycopg.Connection, tenant: str) -> int:
         table = schema.BY_NAME[table_name]
         records = [{**row, "metadata": _metadata()} if table.metadata else row for row in rows]
         cur = conn.execute(
-            sql.SQL("INSERT INTO {} (id, jsonb) SELECT * FROM unnest(%s::uuid[], %s::jsonb[]) ON CONFLICT DO NOTHING")
-            .format(table.ident(tenant)),
-            ([r["id"] for r in records], [Jsonb(r) for r in records]),
+            sql.SQL("INSERT INTO {} (id, jsonb) SELECT (r->>'id')::uuid, r FROM jsonb_array_elements(%s) AS r "
+                    "ON CONFLICT DO NOTHING").format(table.ident(tenant)),
+            (Jsonb(records),),
         )
         added += cur.rowcount
     return added
