@@ -12,6 +12,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+
 from folioperf import results
 from folioperf.launch import free_port  # noqa: F401  (tests take it from here)
 from folioperf.seed.vocabulary import CACHE_DIR_ENV
@@ -23,6 +25,12 @@ WORKFLOWS = FIXTURES / "workflows"
 
 
 TEST_WORKER_KEY = "the worker key of this test session"
+
+# The runs that seed a built-in dataset at full scale into their xdist worker's run database (conftest's
+# run_dsn): one group per dataset, so its runs share a worker and the later ones reset what the first seeded
+# instead of seeding it again (cico: 177,001 rows, about 16 CPU-s, reset about 4; holds: 82,251 rows)
+SEEDS_FULL_CICO = pytest.mark.xdist_group("seeds-full-cico")
+SEEDS_FULL_HOLDS = pytest.mark.xdist_group("seeds-full-holds")
 
 
 def clean_env(**extra: str) -> dict[str, str]:

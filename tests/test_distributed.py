@@ -19,8 +19,8 @@ import pytest
 import zmq
 
 from folioperf import results
-from tests.locust_process import (FIXTURES, REPO, WORKFLOWS, clean_env, folioperf_command, free_port, results_in, served,
-                                  start_run, wait_for)
+from tests.locust_process import (FIXTURES, REPO, SEEDS_FULL_CICO, SEEDS_FULL_HOLDS, WORKFLOWS, clean_env,
+                                  folioperf_command, free_port, results_in, served, start_run, wait_for)
 
 BROWSE = str(WORKFLOWS / "browse.py")
 SPAWN_MESSAGES = FIXTURES / "workers" / "spawn_messages.py"
@@ -42,8 +42,8 @@ def locust_processes(proc: subprocess.Popen) -> tuple[psutil.Process | None, lis
 
 @pytest.mark.long_run(35)
 @pytest.mark.parametrize("command", [
-    "folioperf run holds --users 8 --workers 2 --duration 20s --spawn-rate 8",
-    "folioperf run check-in-check-out --users 4 --workers 2 --duration 20s",
+    pytest.param("folioperf run holds --users 8 --workers 2 --duration 20s --spawn-rate 8", marks=SEEDS_FULL_HOLDS),
+    pytest.param("folioperf run check-in-check-out --users 4 --workers 2 --duration 20s", marks=SEEDS_FULL_CICO),
 ])
 def test_headline_distributed_runs_end_with_complete_results(command, run_dsn, tmp_path):
     args = command.split()[2:]

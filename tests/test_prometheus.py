@@ -25,7 +25,8 @@ from folioperf import results
 from folioperf.histogram import bucket_of
 from folioperf.metrics import PERCENTILES, Metrics
 from folioperf.prometheus import BOUND_RATIO, BOUNDS_US, histogram_buckets
-from tests.locust_process import WORKFLOWS, clean_env, folioperf, folioperf_command, free_port, results_in, wait_for
+from tests.locust_process import (SEEDS_FULL_HOLDS, WORKFLOWS, clean_env, folioperf, folioperf_command, free_port,
+                                  results_in, wait_for)
 
 FIXTURES = Path(__file__).parent / "fixtures" / "metrics"
 SYNTHETIC = FIXTURES / "synthetic_locustfile.py"
@@ -344,6 +345,7 @@ class PrometheusServer:
 
 
 @pytest.mark.long_run(35)
+@SEEDS_FULL_HOLDS
 def test_prometheus_holds_the_results_counts_of_a_two_worker_run(prometheus, run_dsn, tmp_path):
     port = free_port()
     server = PrometheusServer(prometheus, f"127.0.0.1:{port}", tmp_path)

@@ -6,12 +6,13 @@ from __future__ import annotations
 import pytest
 
 from folioperf.report.runs import load_runs
-from tests.locust_process import FIXTURES, folioperf, only_results
+from tests.locust_process import FIXTURES, SEEDS_FULL_CICO, folioperf, only_results
 
 TWO_GROUPS = FIXTURES / "scenarios" / "two-groups.toml"
 
 
 @pytest.mark.long_run(90)
+@SEEDS_FULL_CICO
 def test_the_ptf_master_scenario_runs_every_group(run_dsn, tmp_path):
     """The README's and the issue's command, verbatim: the PTF master plan's CICO, RENEW and RIH groups."""
     proc = folioperf("run", "scenarios/ptf-master.toml", "--users-scale", "0.1", "--duration", "60s", cwd=tmp_path,
