@@ -8,6 +8,7 @@ results directory and the exit codes.
 - init_command_line_parser: `--workflow`, folioperf's run options (folioperf.options.RUN_OPTIONS, the same
   definitions `folioperf run` parses) and every known workflow's own options; and a worker key for this
   process, inherited by the workers Locust forks with --processes;
+- Locust's --csv writer: ended before Locust closes its files (folioperf.locust_csv);
 - init: one FolioRun on the environment (`environment.folioperf`); on the master (or a local run) the
   Prometheus metrics served (--prometheus; a port in use ends the run here), the password (environment or prompt), one login when --host is known, and the test data read and checked:
   a wrong password, tenant, URL or pools file ends the run here, with one line and exit code 2 (3 for a
@@ -28,6 +29,7 @@ from folioperf import scenario
 from folioperf.distributed import ensure_worker_key
 from folioperf.errors import FolioperfError
 from folioperf.folio_run import WORKER, FolioRun
+from folioperf.locust_csv import end_writer_before_close
 from folioperf.options import RUN_OPTIONS, add_options, percent_safe, positive
 from folioperf.workflow import (
     FolioSequentialTaskSet,
@@ -44,6 +46,7 @@ from folioperf.workflow import (
 __all__ = ["FolioRun", "FolioSequentialTaskSet", "FolioTaskSet", "FolioUser", "Option", "Workflow", "task"]
 
 log = logging.getLogger("folioperf")
+end_writer_before_close()  # --csv: no "I/O operation on closed file" after a good test
 
 
 def add_arguments(parser: Any) -> None:
