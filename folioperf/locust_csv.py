@@ -19,9 +19,7 @@ _GREENLET = "_folioperf_writer"
 
 
 def end_writer_before_close() -> None:
-    """Make every StatsCSVFileWriter end its writing greenlet before closing its files (once per process)."""
-    if getattr(StatsCSVFileWriter.close_files, "_folioperf", False):
-        return
+    """Make every StatsCSVFileWriter end its writing greenlet before closing its files (the plugin, at import)."""
     write, close = StatsCSVFileWriter.stats_writer, StatsCSVFileWriter.close_files
 
     def stats_writer(self: Any) -> None:
@@ -34,6 +32,5 @@ def end_writer_before_close() -> None:
             writer.kill(block=True, timeout=5)
         close(self)
 
-    close_files._folioperf = True  # type: ignore[attr-defined]
     StatsCSVFileWriter.stats_writer = stats_writer  # type: ignore[method-assign]
     StatsCSVFileWriter.close_files = close_files  # type: ignore[method-assign]
