@@ -121,7 +121,8 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the groups (its worker's hook, registered after this file)
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
     # The long runs first, so that xdist's workers start them at once and the suite lasts about as long
-    # as its longest test, not as that test started last.
+    # as its longest test, not as that test started last: xdist hands out groups and lone tests in this
+    # order (--no-loadscope-reorder in pyproject.toml), a group where its longest test is.
     items.sort(key=_expected_seconds, reverse=True)
     _group_module_fixtures(items)
     _install_missing_programs(config, items)
