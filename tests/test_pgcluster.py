@@ -31,11 +31,16 @@ from tests.locust_process import folioperf as run_folioperf  # folioperf() below
 @pytest.fixture()
 def pg_home():
     """An empty FOLIOPERF_PG_DIR the server's OS user can reach (pytest's own temp area is private to us);
-    its clusters are stopped and it is deleted afterwards."""
+    its clusters are stopped and it is deleted afterwards. A server the test started elsewhere than where
+    folioperf puts one (pg_home/<major>) is the test's to stop: left running, it fails the test."""
     path = Path(tempfile.mkdtemp(prefix="folioperf-test-pg-"))
     path.chmod(0o755)
     yield path
     pgcluster.discard(path)
+    left = postmasters(path)
+    for proc in left:
+        proc.kill()
+    assert not left, f"the test left {len(left)} PostgreSQL server(s) running under {path}"
 
 
 def folioperf(*args: str, pg_home: Path, cwd: Path | None = None, timeout: float = 120,
@@ -256,12 +261,15 @@ def test_a_test_database_is_dropped_on_a_named_server_and_left_to_the_runs_own_c
 
     named = throwaway_cluster(pg_home / "named")
     named.start()
-    on_own = os.environ.get(TEST_DB_ENV) is None
-    for server, kept in ((folio_postgres, on_own), (named.dsn(), False)):
-        dsn = db.with_database(server, f"folioperf_test_end_{uuid.uuid4().hex[:10]}")
-        db.ensure_database(dsn)
-        drop_test_database(dsn)
-        assert database_exists(dsn) is kept, server
+    try:
+        on_own = os.environ.get(TEST_DB_ENV) is None
+        for server, kept in ((folio_postgres, on_own), (named.dsn(), False)):
+            dsn = db.with_database(server, f"folioperf_test_end_{uuid.uuid4().hex[:10]}")
+            db.ensure_database(dsn)
+            drop_test_database(dsn)
+            assert database_exists(dsn) is kept, server
+    finally:
+        pgcluster.discard(pg_home / "named")
 
 
 def test_a_discarded_cluster_stops_at_once_and_its_files_go_in_the_background(pg_home):
