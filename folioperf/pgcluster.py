@@ -445,10 +445,10 @@ def discard(directory: Path, timeout: float = 30.0, background: bool = False) ->
     # not us, reaps it: it may linger as a zombie.
     while any(_alive(proc) for proc in stopping) and time.monotonic() < deadline:
         time.sleep(0.01)
-    if background:
-        subprocess.Popen([sys.executable, "-c", "import shutil, sys; shutil.rmtree(sys.argv[1], ignore_errors=True)",
-                          str(directory)], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                         stderr=subprocess.DEVNULL, start_new_session=True)
+    if background:  # -B: the helper writes no bytecode (into a PYTHONPYCACHEPREFIX its caller may be removing)
+        remove = "import shutil, sys; shutil.rmtree(sys.argv[1], ignore_errors=True)"
+        subprocess.Popen([sys.executable, "-B", "-c", remove, str(directory)], stdin=subprocess.DEVNULL,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     else:
         shutil.rmtree(directory, ignore_errors=True)
 

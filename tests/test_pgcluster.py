@@ -272,8 +272,11 @@ def test_a_test_database_is_dropped_on_a_named_server_and_left_to_the_runs_own_c
         pgcluster.discard(pg_home / "named")
 
 
-def test_a_discarded_cluster_stops_at_once_and_its_files_go_in_the_background(pg_home):
-    """How the test run's own cluster ends: no server left running when discard returns, no file left after."""
+def test_a_discarded_cluster_stops_at_once_and_its_files_go_in_the_background(pg_home, tmp_path, monkeypatch):
+    """How the test run's own cluster ends: no server left running when discard returns, no file left after,
+    not even the deleting process's bytecode in a PYTHONPYCACHEPREFIX (the suite's own, removed as it runs)."""
+    monkeypatch.setenv("PYTHONPYCACHEPREFIX", str(tmp_path / "bytecode"))
+    monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
     cluster = throwaway_cluster(pg_home / "thrown-away")
     running, _ = cluster.start()
     with psycopg.connect(cluster.dsn(), autocommit=True) as conn:
@@ -284,6 +287,7 @@ def test_a_discarded_cluster_stops_at_once_and_its_files_go_in_the_background(pg
     assert not postmasters(pg_home), "a server still runs"
     assert exited(running.pid), "the server still runs"
     wait_for(lambda: not (pg_home / "thrown-away").exists(), "the cluster's files removed", timeout=60)
+    assert not (tmp_path / "bytecode").exists()
 
 
 def test_the_cluster_of_a_killed_test_run_is_removed_by_the_next_and_a_live_runs_is_left():
