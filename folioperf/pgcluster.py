@@ -427,8 +427,9 @@ def _conf_string(value: str) -> str:
 
 
 def discard(directory: Path, timeout: float = 30.0, background: bool = False) -> None:
-    """Stop every server whose data lies under `directory` at once (an immediate shutdown: its data is
-    being thrown away) and delete the directory. For throwaway clusters such as the test suite's.
+    """Stop every server whose data directory is one of `directory`'s own (folioperf's layout: directory/<major>)
+    at once (an immediate shutdown: its data is being thrown away) and delete the directory. For throwaway
+    clusters such as the test suite's; a server deeper down is its starter's to discard.
     `background`: once the servers are gone, a process of its own deletes the files, so that the caller need
     not wait (the test suite's cluster holds some 50,000 files: 8 s to delete on a disk mounted with `discard`)."""
     stopping: list[psutil.Process] = []

@@ -114,7 +114,7 @@ def pytest_configure_node(node) -> None:  # pytest-xdist's controller, for each 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """`-n auto`: four workers a core (at most 8). Much of a test's time is spent waiting for Locust runs with
     the PTF's think times, not computing, and the long runs start first: with 6 workers on 2 cores, all six sat
-    in waiting runs 35 to 70 s into the suite with the CPU 10 to 60 % busy (174, 175, 175 s); 8 fill that
+    in waiting runs 35 to 70 s into the suite with the CPU mostly 10 to 60 % busy (174, 175, 175 s); 8 fill that
     (166, 167, 161 s); 10 are no faster (171, 176, 175 s), each worker also costing its own start-up."""
     return min(4 * (os.cpu_count() or 1), 8)
 
