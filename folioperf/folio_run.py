@@ -245,7 +245,7 @@ class FolioRun:
         return Okapi(session, self.credentials, auth=s.auth, shared_login=s.login == "shared",
                      refresh_margin=s.refresh_margin, logins=self.logins, browser=group.workflow.browser,
                      preflights=not s.no_preflight, pace_per_s=rate_per_s(group.pace) if group.pace else None,
-                     label=group.label, trace=self.metrics.record_trace if s.trace else None, sleep=sleep)
+                     label=group.label, trace=self.metrics if s.trace else None, sleep=sleep)
 
     def tool_okapi(self) -> Okapi:
         """Over a plain requests session, for work on the master (the first login, pool loaders, module
@@ -471,10 +471,11 @@ class FolioRun:
             for cls, group in self.groups.items():
                 users = by_class.get(cls.__name__, 0)
                 record.users_per_group[group.key] = max(record.users_per_group.get(group.key, 0), users)
-            if self.settings.trace and not record.untraced_said and self.metrics.traced == 0 \
-                    and self.metrics.untraced >= UNTRACED_BEFORE_SAYING:
-                record.untraced_said = True
-                log.warning("--trace: %s %s", self.environment.host, okapi_trace.NO_HEADERS)
+            if self.settings.trace and not record.untraced_said and self.metrics.traced == 0:
+                self.metrics.read_traces()  # the calls queued so far (a worker's come in its reports)
+                if self.metrics.traced == 0 and self.metrics.untraced >= UNTRACED_BEFORE_SAYING:
+                    record.untraced_said = True
+                    log.warning("--trace: %s %s", self.environment.host, okapi_trace.NO_HEADERS)
             if self.live is not None:
                 self.live.update()
             gevent.sleep(WATCH_SECONDS)

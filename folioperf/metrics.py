@@ -19,13 +19,13 @@ from __future__ import annotations
 import logging
 import re
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from functools import cached_property
-from typing import Any
+from itertools import chain
+from typing import TYPE_CHECKING, Any
 
-from folioperf import okapi_trace
 from folioperf.errors import FolioperfError
 from folioperf.histogram import (
     SUB_BUCKET_BITS,
@@ -35,7 +35,10 @@ from folioperf.histogram import (
     percentiles_us,
     unpack_buckets,
 )
-from folioperf.okapi_trace import HOP_BITS, HOPS
+from folioperf.okapi_trace import Traced
+
+if TYPE_CHECKING:
+    from folioperf.trace_reader import TraceReader
 
 logger = logging.getLogger(__name__)
 
@@ -47,8 +50,8 @@ PERCENTILES = (0.50, 0.75, 0.90, 0.95, 0.99)
 ERROR_MESSAGE_LIMIT = 300
 
 _NO_MIN = 1 << 62  # min_us of a tally without timed samples
-TRACES_KEPT = 20_000  # --trace: rows (responses and transactions) kept before they are tallied in bulk
-TRACE_BATCH = 64  # --trace: rows queued before their lines are read: more saves nothing, fewer neither
+TRACE_BATCH = 1024  # --trace: calls queued before their lines are read, all at once (folioperf.trace_reader)
+TRACES_KEPT = 100_000  # --trace: modules' parts kept before they are tallied, all at once
 # Windows older than this (on the master's clock) are reduced to their figures; a worker report that
 # arrives later still adds to the window's count, failures and average and to the totals.
 _SETTLE_AFTER_WINDOWS = 6
@@ -144,27 +147,6 @@ class ModuleTally(Tally):
         super().add(other)
         self.hops += getattr(other, "hops", 0)
 
-    def add_parts(self, parts: list[int]) -> None:
-        """Responses' parts in this module (µs << HOP_BITS | hops, folioperf.okapi_trace) at once: the same
-        figures and buckets as one by one."""
-        import numpy as np  # noqa: PLC0415  (only --trace needs it, from expect_traces: a Locust process
-        # without it starts 0.1-0.25 s sooner)
-
-        packed = np.array(parts, dtype=np.int64)
-        us, hops = packed >> HOP_BITS, packed & HOPS
-        self.count += len(us)
-        self.hops += int(hops.sum())
-        self.sum_us += int(us.sum())
-        self.min_us = min(self.min_us, int(us.min()))
-        self.max_us = max(self.max_us, int(us.max()))
-        # Tally.time's bucket: the value cut to SUB_BUCKET_BITS significant bits (frexp's exponent is the bit
-        # length, exact for values below 2**53)
-        shift = np.maximum(np.frexp(us)[1] - SUB_BUCKET_BITS, 0)
-        keys, counts = np.unique((us >> shift) << shift, return_counts=True)
-        buckets = self.buckets
-        for key, n in zip(keys.tolist(), counts.tolist()):
-            buckets[key] = buckets.get(key, 0) + n
-
     def to_wire(self) -> list[Any]:
         return [self.hops, *super().to_wire()]
 
@@ -174,6 +156,38 @@ class ModuleTally(Tally):
         tally = super().from_wire(rest)
         tally.hops = hops
         return tally
+
+
+def tally_modules(keys: Any, us: Any, hops: Any) -> Iterator[tuple[int, ModuleTally]]:
+    """Parts of many rows and modules at once (numpy int64 arrays: a key below 2**47 per part, its µs below
+    2**40 and hops; --trace), as one ModuleTally per key: the figures and buckets `Tally.time` gives."""
+    import numpy as np  # noqa: PLC0415  (only --trace needs it)
+
+    # Tally.time's bucket, the value cut to SUB_BUCKET_BITS significant bits, numbered in order as
+    # shift << SUB_BUCKET_BITS | top bits (below 2**16); frexp's exponent is the bit length, exact below 2**53
+    shift = np.maximum(np.frexp(us)[1] - SUB_BUCKET_BITS, 0)
+    code, bucket_counts = np.unique(keys << 16 | shift << SUB_BUCKET_BITS | us >> shift, return_counts=True)
+    code_key = code >> 16
+    starts = np.flatnonzero(np.append(True, code_key[1:] != code_key[:-1]))  # each key's first bucket
+    key_list = code_key[starts]
+    index = np.searchsorted(key_list, keys)  # each part's key, numbered
+    size = len(key_list)
+    mins = np.full(size, np.iinfo(np.int64).max, dtype=np.int64)
+    np.minimum.at(mins, index, us)
+    maxs = np.zeros(size, dtype=np.int64)
+    np.maximum.at(maxs, index, us)
+    bucket = code & 0xFFFF
+    bucket_keys = ((bucket & ((1 << SUB_BUCKET_BITS) - 1)) << (bucket >> SUB_BUCKET_BITS)).tolist()
+    bucket_counts = bucket_counts.tolist()
+    bounds = [*starts.tolist(), len(code)]
+    figures = zip(key_list.tolist(), np.bincount(index, minlength=size).tolist(),
+                  np.bincount(index, weights=hops, minlength=size).astype(np.int64).tolist(),
+                  np.bincount(index, weights=us, minlength=size).astype(np.int64).tolist(), mins.tolist(), maxs.tolist())
+    for k, (key, count, hop_sum, sum_us, min_us, max_us) in enumerate(figures):
+        tally = ModuleTally()
+        tally.count, tally.hops, tally.sum_us, tally.min_us, tally.max_us = count, hop_sum, sum_us, min_us, max_us
+        tally.buckets = dict(zip(bucket_keys[bounds[k]:bounds[k + 1]], bucket_counts[bounds[k]:bounds[k + 1]]))
+        yield key, tally
 
 
 def _ms(us: float | None) -> float | None:
@@ -387,6 +401,10 @@ class Metrics:
         self._received: dict[str, int] = {}  # master: the last report number of each worker
         self.lost_reports: dict[str, int] = {}  # master: reports of a worker that never arrived
         self.on_new_failure: Callable[[str, str, str], None] | None = None  # (type, name, error) seen first
+        self._reader: TraceReader | None = None  # --trace
+        self._rows: dict[Key, int] = {}  # --trace: (type, name) -> its number in kept parts
+        self._rows_of: dict[str, dict[str, int]] = {}  # ... type -> name -> its number
+        self._row_keys: list[Key] = []  # ... and back
         self.reset()
 
     def reset(self) -> None:
@@ -398,9 +416,11 @@ class Metrics:
         self._totals: dict[Key, Tally] = {}
         self._failures: dict[tuple[str, str, str], int] = {}
         self._modules: dict[Key, dict[str, ModuleTally]] = {}  # (type, name) -> module -> its time
-        self._traces: dict[Key, dict[str, list[int]]] = {}  # ... -> packed parts not yet in _modules
-        self._traces_kept = 0
-        self._pending: list[tuple[str, str, list]] = []  # (type, name, trace) not yet read (record_trace)
+        self._calls: list[Traced] = []  # --trace: calls made outside transactions, not yet read (trace_call)
+        self._in_transactions: list[tuple[list[Traced], str | list[tuple[str, int, int]], float]] = []  # ... in them
+        self._queued = 0  # calls in both
+        self._kept: list[tuple[Any, Any, Any]] = []  # modules' parts read, not yet in _modules (numpy arrays:
+        self._kept_parts = 0  # row << MODULE_BITS | module, µs, hops)
         self.traced = 0  # API responses with X-Okapi-Trace lines (--trace)
         self.untraced = 0  # ... and without
         self._first_slots: dict[str, float] = {}  # Scheduled name -> its earliest slot (clock seconds)
@@ -414,11 +434,15 @@ class Metrics:
         self._received = {}
         self.lost_reports = {}
 
-    @staticmethod
-    def expect_traces() -> None:
-        """--trace, before users run: the modules' tallies use numpy, whose import at the first bulk tally
-        would hold up every user for a tenth of a second or more mid-run."""
-        import numpy  # noqa: F401, PLC0415
+    def expect_traces(self) -> TraceReader:
+        """--trace, before users run: the reader imports numpy, which at the first batch of calls would hold
+        up every user for a tenth of a second or more mid-run."""
+        if self._reader is None:
+            from folioperf.trace_reader import TraceReader  # noqa: PLC0415  (numpy: a Locust process without it
+            # starts 0.1-0.25 s sooner)
+
+            self._reader = TraceReader()
+        return self._reader
 
     def stop(self) -> None:
         """The test stopped: the measured duration ends now."""
@@ -455,54 +479,104 @@ class Metrics:
         if first is None or slot < first:
             self._first_slots[name] = slot
 
-    def record_trace(self, request_type: str, name: str, observed: list) -> None:
-        """One API response's trace as it arrived (folioperf.okapi_trace.observed), or a transaction's list of
-        its calls' (--trace). Inline like `record`, it runs per response, so it only queues them:
-        `_parse_traces` reads TRACE_BATCH of them at once into each module's part (µs << HOP_BITS | hops), and
-        `_tally_traces` adds those parts to the modules' tallies in bulk, every TRACES_KEPT rows and before
-        anything reads or ships them. A transaction's calls are read once, for their own rows and for it."""
-        pending = self._pending
-        pending.append((request_type, name, observed))
-        if len(pending) >= TRACE_BATCH:
-            self._parse_traces()
+    def trace_call(self, call: Traced) -> None:
+        """--trace: a call made outside any transaction (folioperf.okapi_trace.TraceSink). Inline like
+        `record`, so it only queues it: its lines are read TRACE_BATCH calls at a time (`read_traces`)."""
+        self._calls.append(call)
+        self._queued += 1
+        if self._queued >= TRACE_BATCH:
+            self.read_traces()
 
-    def _parse_traces(self) -> None:
-        pending, self._pending = self._pending, []
-        for request_type, name, observed in pending:
-            if request_type == TRANSACTION:
-                times = okapi_trace.transaction_times(observed)
-                if not times:  # none of its calls' lines could be read
-                    continue
+    def trace_transactions(self, calls: list[Traced], transactions: str | list[tuple[str, int, int]],
+                           started: float) -> None:
+        """--trace: the calls made in a user's outermost transaction, and the transactions that ended in it
+        (folioperf.okapi_trace.TraceSink), queued as `trace_call` does."""
+        self._in_transactions.append((calls, transactions, started))
+        self._queued += len(calls)
+        if self._queued >= TRACE_BATCH:
+            self.read_traces()
+
+    def read_traces(self) -> None:
+        """--trace: read the queued calls' lines into each module's part of each API call's and transaction's
+        time; the parts are tallied every TRACES_KEPT of them and before anything reads or ships them. The calls
+        of a transaction that started before a reset count for the transaction only (it ends after it)."""
+        if not self._queued:
+            return
+        import numpy as np  # noqa: PLC0415  (imported with the reader)
+
+        from folioperf.trace_reader import MODULE_BITS, summed  # noqa: PLC0415
+
+        calls, in_transactions = self._calls, self._in_transactions
+        self._calls, self._in_transactions, self._queued = [], [], 0
+        counted = np.ones(len(calls), dtype=bool)
+        transactions: tuple = ()
+        if in_transactions:  # each outermost transaction's calls after those before: its transactions move up
+            made, ended, started = zip(*in_transactions)
+            sizes = np.fromiter(map(len, made), dtype=np.int64, count=len(made))
+            counted = np.concatenate((counted, np.repeat(np.array(started) >= self.started, sizes)))
+            at = np.cumsum(sizes) - sizes + len(calls)
+            calls += chain.from_iterable(made)
+            if set(map(type, ended)) == {str}:  # one transaction each, of all its calls
+                transactions = (ended, at, at + sizes)
             else:
-                times = okapi_trace.times_of(observed)
-                if not times:
-                    self.untraced += 1
-                    continue
-                self.traced += 1
-            row = self._traces.get((request_type, name))
-            if row is None:
-                row = self._traces[(request_type, name)] = {}
-            for module, value in times.items():
-                parts = row.get(module)
-                if parts is None:
-                    row[module] = [value]
-                else:
-                    parts.append(value)
-        self._traces_kept += len(pending)
-        if self._traces_kept >= TRACES_KEPT:
-            self._tally_traces()
+                ended = [[(each, 0, size)] if each.__class__ is str else each for each, size in zip(ended, sizes.tolist())]
+                flat = list(chain.from_iterable(ended))
+                if flat:
+                    ended_names, first, end = zip(*flat)
+                    up = np.repeat(at, np.fromiter(map(len, ended), dtype=np.int64, count=len(ended)))
+                    transactions = (ended_names, np.array(first, dtype=np.int64) + up, np.array(end, dtype=np.int64) + up)
+        types, names, times_ms, fields = zip(*calls)
+        parts = self.expect_traces().read(times_ms, fields)
+        traced = parts.traced[counted]
+        self.traced += int(traced.sum())
+        self.untraced += len(traced) - int(traced.sum())
+        rows = np.array(self._row_numbers(list(zip(types, names))), dtype=np.int64)
+        own = counted[parts.call]
+        self._keep(rows[parts.call[own]] << MODULE_BITS | parts.module[own], parts.us[own], parts.hops[own])
+        if transactions:
+            ended_names, first, end = transactions
+            summed_parts = summed(parts, first, end)
+            rows = np.array(self._row_numbers(ended_names, TRANSACTION), dtype=np.int64)
+            self._keep(rows[summed_parts.call] << MODULE_BITS | summed_parts.module, summed_parts.us, summed_parts.hops)
+
+    def _row_numbers(self, keys: Sequence, request_type: str | None = None) -> list[int]:
+        """The numbers of rows (type, name) in kept parts, or of rows `request_type` of names `keys`."""
+        numbers = self._rows if request_type is None else self._rows_of.setdefault(request_type, {})
+        rows = list(map(numbers.get, keys))
+        if None in rows:
+            for key in keys:
+                if key not in numbers:
+                    numbers[key] = len(self._row_keys)
+                    self._row_keys.append(key if request_type is None else (request_type, key))
+            rows = list(map(numbers.__getitem__, keys))
+        return rows  # type: ignore[return-value]
+
+    def _keep(self, keys: Any, us: Any, hops: Any) -> None:
+        if len(keys):
+            self._kept.append((keys, us, hops))
+            self._kept_parts += len(keys)
+            if self._kept_parts >= TRACES_KEPT:
+                self._tally_traces()
 
     def _tally_traces(self) -> None:
-        if self._pending:
-            self._parse_traces()
-        traces, self._traces, self._traces_kept = self._traces, {}, 0
-        for key, row in traces.items():
-            tallies = self._modules.setdefault(key, {})
-            for module, parts in row.items():
-                tally = tallies.get(module)
-                if tally is None:
-                    tally = tallies[module] = ModuleTally()
-                tally.add_parts(parts)
+        self.read_traces()
+        if not self._kept:
+            return
+        import numpy as np  # noqa: PLC0415  (imported with the reader)
+
+        from folioperf.trace_reader import MODULE_BITS  # noqa: PLC0415
+
+        keys, us, hops = (np.concatenate(column) for column in zip(*self._kept))
+        self._kept, self._kept_parts = [], 0
+        modules = self.expect_traces().modules
+        for key, tally in tally_modules(keys, us, hops):
+            row = self._modules.setdefault(self._row_keys[key >> MODULE_BITS], {})
+            module = modules[key & ((1 << MODULE_BITS) - 1)]
+            current = row.get(module)
+            if current is None:
+                row[module] = tally
+            else:
+                current.add(tally)
 
     def _open_window(self, index: int) -> None:
         self._open_index = index

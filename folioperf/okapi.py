@@ -30,7 +30,7 @@ from http.cookiejar import DefaultCookiePolicy
 from typing import Any
 from urllib.parse import quote, urlencode
 
-from folioperf import okapi_trace
+from folioperf.okapi_trace import FIELD, RAW_HEADERS, TraceSink, Traced, trace_field
 from folioperf.auth import (
     AUTH_MODES,
     AUTO,
@@ -72,7 +72,7 @@ class Transaction:
     """A business transaction: the summed time of the API calls made inside it (think time excluded); a
     context manager (`with okapi.transaction("Check-out") as t:`), cheaper than a generator-based one."""
 
-    __slots__ = ("_okapi", "calls", "error", "name", "response_length", "response_time", "start_time", "traced")
+    __slots__ = ("_okapi", "calls", "error", "first", "name", "response_length", "response_time", "start_time")
 
     def __init__(self, name: str, okapi: Okapi) -> None:
         self.name = name
@@ -81,11 +81,13 @@ class Transaction:
         self.calls = 0
         self.error: str | None = None  # the first failure: "<call name>: <message>" or the exception
         self.start_time = time.time()
-        self.traced: list[list] = []  # --trace: its calls' traces (okapi_trace.observed)
+        self.first = 0  # --trace: its first call in Okapi._traced
         self._okapi = okapi
 
     def __enter__(self) -> Transaction:
-        self._okapi._open.append(self)
+        okapi = self._okapi
+        okapi._open.append(self)
+        self.first = len(okapi._traced)
         return self
 
     def __exit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> None:
@@ -116,6 +118,7 @@ def _switch_off_cookies(session: Any) -> None:
     jar.clear()
 
 
+_dict_get = dict.get  # --trace: a trace field as the headers store it (okapi_trace.RAW_HEADERS)
 _UNRESERVED = re.compile(r"[A-Za-z0-9_.~-]+").fullmatch  # what quote() leaves as it is
 
 
@@ -156,7 +159,7 @@ class Okapi:
                  shared_login: bool = False, refresh_margin: float = DEFAULT_REFRESH_MARGIN,
                  logins: Logins | None = None, browser: bool = False, preflights: bool = True,
                  pace_per_s: float | None = None, label: Callable[[str], str] = str,
-                 trace: Callable[[str, str, list], None] | None = None,
+                 trace: TraceSink | None = None,
                  sleep: Callable[[float], None] = time.sleep) -> None:
         base = url or getattr(session, "base_url", None)
         if not base:
@@ -170,7 +173,9 @@ class Okapi:
         self.preflights = preflights  # False: --no-preflight
         self._pace = 1 / pace_per_s if pace_per_s else 0.0  # seconds between this user's requests, at least
         self._label = label  # a scenario group's records go by `<group> · <name>`
-        self._trace = trace  # --trace: takes (type, name, a call's observed trace, or a transaction's list of them)
+        self._trace = trace  # --trace: takes the calls (okapi_trace.Traced)
+        self._traced: list[Traced] = []  # --trace: the calls made in the open transactions
+        self._traced_transactions: list[tuple[str, int, int]] = []  # ... and the transactions that ended in them
         self._sleep = sleep  # --pace's waits: a virtual user's pause (folioperf.pausing), which a stop cuts short
         self._next_slot = 0.0
         self._open: list[Transaction] = []
@@ -257,16 +262,26 @@ class Okapi:
     def _finish(self, t: Transaction, exc: BaseException | None) -> None:
         """The end of a transaction's block (Transaction.__exit__); `exc` escaped it."""
         self._open.remove(t)
+        # a stop, or the user ended (Unfinished, GreenletExit): no outcome, nothing to record
+        unfinished = exc is not None and (isinstance(exc, Unfinished) or not isinstance(exc, Exception))
+        if self._trace is not None:  # --trace: the calls wait for the outermost transaction, then go with the
+            # transactions that ended in it (a transaction's parts are its calls' added up); most are alone
+            if not unfinished and (self._open or self._traced_transactions):
+                self._traced_transactions.append((t.name, t.first, len(self._traced)))
+            if not self._open:
+                if self._traced:
+                    ended = self._traced_transactions if self._traced_transactions or unfinished else t.name
+                    self._trace.trace_transactions(self._traced, ended, t.start_time)
+                    self._traced = []
+                if self._traced_transactions:
+                    self._traced_transactions = []
         if exc is not None:
-            # a stop, or the user ended (Unfinished, GreenletExit): no outcome, nothing to record
-            if isinstance(exc, Unfinished) or not isinstance(exc, Exception):
+            if unfinished:
                 return
             if t.error is None:
                 t.error = self._scrub(f"{type(exc).__name__}: {exc}")
             if not isinstance(exc, CallFailed):
                 exc.folioperf_transaction = t.name  # type: ignore[attr-defined]  # recorded: no task error besides
-        if t.traced and self._trace is not None:
-            self._trace(TRANSACTION, t.name, t.traced)
         if self._locust:
             self._session.request_event.fire(
                 request_type=TRANSACTION, name=t.name, response_time=t.response_time,
@@ -334,8 +349,14 @@ class Okapi:
             outcome.response_time = float(meta.get("response_time") or 0.0)
             outcome.length = int(meta.get("response_length") or 0)
             # Okapi answers CORS preflights itself: no module, so no trace lines to miss
-            if self._trace is not None and response.status_code and call.method != "OPTIONS":
-                self._trace_call(call, response, outcome.response_time)
+            if self._trace is not None and outcome.status and call.method != "OPTIONS":
+                headers = response.headers
+                field = _dict_get(headers, FIELD) if headers.__class__ is RAW_HEADERS else trace_field(headers)
+                traced = (call.method, call.name, outcome.response_time, field)
+                if self._open and not call.auth:
+                    self._traced.append(traced)
+                else:
+                    self._trace.trace_call(traced)
             return outcome
         import requests  # noqa: PLC0415  (only tools use a plain session; virtual users never pay for it)
 
@@ -351,15 +372,6 @@ class Okapi:
         outcome.response_time = (time.perf_counter() - started) * 1000
         outcome.length = len(response.content or b"")
         return outcome
-
-    def _trace_call(self, call: Call, response: Any, response_time: float) -> None:
-        lines = okapi_trace.header_lines(response)
-        observed = okapi_trace.observed(call.target, int(response_time * 1000 + 0.5), lines)
-        assert self._trace is not None
-        self._trace(call.method, call.name, observed)
-        if lines and not call.auth:
-            for t in self._open:
-                t.traced.append(observed)
 
     def _judge(self, response: Any, call: Call) -> Outcome:
         status = response.status_code or 0

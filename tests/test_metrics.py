@@ -15,8 +15,7 @@ import pytest
 
 from folioperf import okapi_trace
 from folioperf.histogram import bucket_of, decode_histogram
-from folioperf.metrics import ERROR_MESSAGE_LIMIT, PERCENTILES, Metrics, ModuleTally, locust_bucket
-from folioperf.okapi_trace import HOP_BITS
+from folioperf.metrics import ERROR_MESSAGE_LIMIT, PERCENTILES, Metrics, ModuleTally, locust_bucket, tally_modules
 from folioperf.rates import RateStatus
 from tests.locust_process import clean_env, free_port
 
@@ -388,19 +387,27 @@ def test_distributed_run_merges_every_workers_data(ending, spawn_delay, tmp_path
     assert result["failures"] == [["Transaction", "Check-out", samples.FAILURE_MESSAGE, failures]]
 
 
+def field(*lines: str) -> list[tuple[str, str]]:
+    """A response's X-Okapi-Trace field as a --trace call keeps it (geventhttpclient's storage)."""
+    return [(okapi_trace.HEADER, line) for line in lines]
+
+
 def test_module_times_tallied_in_bulk_are_those_tallied_one_by_one():
-    """--trace keeps each response's packed µs and hops and tallies them in bulk: every figure and bucket is
-    the one the per-sample tally gives, from 0 µs to 10 minutes, at the bucket edges too."""
+    """--trace keeps each response's µs and hops per (row, module) key and tallies them in bulk: every figure
+    and bucket is the one the per-sample tally gives, from 0 µs to 10 minutes, at the bucket edges too."""
+    import numpy as np
+
     values = [0, 1, 2, 1023, 1024, 1025, 2047, 2048, 2049, 45_213, 999_999, 2**32 - 1, 2**32, 600_000_000]
     values += [(7919 * k) % 3_000_000 for k in range(2000)]
-    one_by_one, bulk = ModuleTally(), ModuleTally()
+    one_by_one = {key: ModuleTally() for key in (3, 1 << 16 | 2, 5 << 16)}
     for k, us in enumerate(values):
-        one_by_one.count += 1
-        one_by_one.hops += k % 3
-        one_by_one.time(us)
-    bulk.add_parts([us << HOP_BITS | k % 3 for k, us in enumerate(values[:700])])
-    bulk.add_parts([us << HOP_BITS | k % 3 for k, us in enumerate(values[700:], start=700)])
-    assert bulk.to_wire() == one_by_one.to_wire()
+        tally = one_by_one[list(one_by_one)[k % 3]]
+        tally.count += 1
+        tally.hops += k % 4
+        tally.time(us)
+    keys = np.array([list(one_by_one)[k % 3] for k in range(len(values))], dtype=np.int64)
+    bulk = dict(tally_modules(keys, np.array(values, dtype=np.int64), np.arange(len(values)) % 4))
+    assert {key: t.to_wire() for key, t in bulk.items()} == {key: t.to_wire() for key, t in one_by_one.items()}
 
 
 def test_module_times_merge_from_workers_as_one_recorder_has_them():
@@ -418,10 +425,8 @@ def test_module_times_merge_from_workers_as_one_recorder_has_them():
                  f"{circ_us + users_us}us"]
         for recorder in (one, workers[k % 2]):
             recorder.record("POST", "POST /circulation/check-out-by-barcode", total_ms)
-            response = okapi_trace.observed("/circulation/check-out-by-barcode", users_us + circ_us + 500, lines)
-            recorder.record_trace("POST", "POST /circulation/check-out-by-barcode", response)
-        workers[k % 2].record_trace("OPTIONS", "OPTIONS /circulation/check-out-by-barcode",
-                                    okapi_trace.observed("/circulation/check-out-by-barcode", 300, []))
+            recorder.trace_call(("POST", "POST /circulation/check-out-by-barcode", total_ms, field(*lines)))
+        workers[k % 2].trace_call(("GET", "GET /circulation/loans", 0.3, None))  # an answer without trace lines
     for k, worker in enumerate(workers):
         master.merge_report(f"w{k}", worker.take_report())
     expected, merged = one.snapshot(), master.snapshot()
@@ -434,17 +439,21 @@ def test_module_times_merge_from_workers_as_one_recorder_has_them():
 
 
 def test_a_transaction_ending_after_a_stats_reset_keeps_its_calls_module_times():
-    """--trace reads the responses' lines in batches. A reset (the web UI's "reset stats") drops the API rows
-    still queued; a transaction that ends after it still gets the module times of the calls it made before."""
-    metrics = Metrics(clock=Clock())
+    """--trace hands a transaction's calls over when it ends. One that began before a reset (the web UI's
+    "reset stats") and ends after it still gets its calls' module times; its calls, recorded before the
+    reset or not, count for their API rows no more (as a call queued outside a transaction is dropped)."""
+    clock = Clock()
+    metrics = Metrics(clock=clock)
     path = "/circulation/loans"
-    call = okapi_trace.observed(f"{path}?query=x", 1500, [f"GET mod-circulation-24.0.0 http://h{path}.. : 200 1000us"])
-    metrics.record_trace("GET", f"GET {path}", call)
+    call = ("GET", f"GET {path}", 1.5, field(f"GET mod-circulation-24.0.0 http://h{path}.. : 200 1000us"))
+    metrics.trace_call(call)  # outside a transaction, queued: dropped by the reset
+    began = clock()
+    clock.now += 1
     metrics.reset()
     metrics.record("Transaction", "Check-out", 1.5)
-    metrics.record_trace("Transaction", "Check-out", [call])
+    metrics.trace_transactions([call], [("Check-out", 0, 1)], began)
     snap = metrics.snapshot()
     assert {(m.type, m.name, m.module, m.count, m.total) for m in snap.modules} == {
         ("Transaction", "Check-out", "mod-circulation", 1, 1.0),
         ("Transaction", "Check-out", okapi_trace.GATEWAY, 1, 0.5)}
-    assert (snap.traced, snap.untraced) == (0, 0)  # the API row was before the reset
+    assert (snap.traced, snap.untraced) == (0, 0)  # the API rows were before the reset

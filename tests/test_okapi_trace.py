@@ -1,16 +1,17 @@
 """Reading Okapi's X-Okapi-Trace lines into each module's part of a response's time."""
 
-from geventhttpclient.header import Headers
+import random
 
-from folioperf.okapi_trace import GATEWAY, breakdown, header_lines, merged, module_name, part
+import numpy as np
+import pytest
+from geventhttpclient.header import Headers
+from requests.structures import CaseInsensitiveDict
+
+from folioperf import trace_reader
+from folioperf.okapi_trace import FIELD, GATEWAY, HEADER, RAW_HEADERS, header_lines, module_name, trace_field
+from folioperf.trace_reader import TraceReader, breakdown, summed
 
 PATH = "/circulation/check-out-by-barcode"
-
-
-def parts(lines, path, response_us):
-    """breakdown's packed parts as {module: (µs, hops)}."""
-    times = breakdown(lines, path, response_us)
-    return None if times is None else {module: part(value) for module, value in times.items()}
 
 
 def test_okapis_own_chain_is_the_auth_filter_the_serving_module_and_the_rest_is_the_gateway():
@@ -18,7 +19,7 @@ def test_okapis_own_chain_is_the_auth_filter_the_serving_module_and_the_rest_is_
         f"POST mod-authtoken-2.14.1 http://10.0.0.5:9131{PATH} : 202 1544us",
         f"POST mod-circulation-24.0.0 http://10.0.0.5:9134{PATH} : 201 45213us",
     ]
-    assert parts(lines, PATH, 50_000) == {
+    assert breakdown(lines, 50_000) == {
         "mod-authtoken": (1544, 1), "mod-circulation": (45213, 1), GATEWAY: (50_000 - 1544 - 45213, 0)}
 
 
@@ -30,37 +31,42 @@ def test_calls_the_serving_module_made_come_out_of_its_own_time():
         f"POST mod-authtoken-2.14.1 http://sandbox:9130{PATH} : 202 500us",
         f"POST mod-circulation-24.0.0-SNAPSHOT.1 http://sandbox:9130{PATH} : 201 20000us",
     ]
-    times = parts(lines, PATH, 21_000)
+    times = breakdown(lines, 21_000)
     assert times == {"mod-users": (3000, 1), "mod-inventory-storage": (5000, 2), "mod-authtoken": (500, 1),
                      "mod-circulation": (12000, 1), GATEWAY: (500, 0)}
     assert sum(us for us, _ in times.values()) == 21_000  # the parts add up to what the client measured
 
 
 def test_no_readable_line_is_no_breakdown():
-    assert breakdown([], PATH, 1000) is None
-    assert breakdown(["GET mod-authtoken-1.4.1-SNAPSHOT.21"], PATH, 1000) is None  # mod-circulation's fake lines
+    assert breakdown([], 1000) is None
+    assert breakdown(["GET mod-authtoken-1.4.1-SNAPSHOT.21"], 1000) is None  # mod-circulation's fake lines
 
 
 def test_parallel_calls_longer_than_the_serving_hop_leave_it_at_zero():
     lines = ["GET mod-users-1.0.0 http://h/users.. : 200 900us", "GET mod-users-1.0.0 http://h/groups.. : 200 900us",
              "GET mod-circulation-1.0.0 http://h/circulation/loans : 200 1000us"]
-    assert parts(lines, "/circulation/loans", 1200)["mod-circulation"] == (0, 1)
+    assert breakdown(lines, 1200)["mod-circulation"] == (0, 1)
 
 
 def test_a_line_that_is_not_okapis_counts_for_nothing():
     good = f"POST mod-circulation-24.0.0 http://h{PATH} : 201 900us"
     odd = ["POST mod-users-1.0.0 http://h/users : 200 -5us", "POST mod-users-1.0.0 http://h/users : 200 5ms",
-           "POST mod-users-1.0.0 http://h/users : 200 xus", "POST mod-users-1.0.0 : 200 5us"]
-    assert parts([*odd, good], PATH, 1000) == {"mod-circulation": (900, 1), GATEWAY: (100, 0)}
+           "POST mod-users-1.0.0 http://h/users : 200 xus", "POST mod-users-1.0.0 : 200 5us",
+           "POST mod-users-1.0.0 http://h/users : 200 99999999999999999999us", "POST mod-users-1.0.0 http://h/users 5us"]
+    assert breakdown([*odd, good], 1000) == {"mod-circulation": (900, 1), GATEWAY: (100, 0)}
 
 
 def test_a_transactions_parts_are_its_calls_summed():
-    first = breakdown([f"POST mod-circulation-24.0.0 http://h{PATH} : 201 900us"], PATH, 1000)
-    second = breakdown(["GET mod-users-1.0.0 http://h/users.. : 200 300us",
-                        "GET mod-circulation-24.0.0 http://h/circulation/loans : 200 800us"], "/circulation/loans", 850)
-    assert merged([first]) is first
-    assert {m: part(v) for m, v in merged([first, second]).items()} == {
-        "mod-circulation": (1400, 2), "mod-users": (300, 1), GATEWAY: (150, 0)}
+    reader = TraceReader()
+    parts = reader.read_lines([f"POST mod-circulation-24.0.0 http://h{PATH} : 201 900us",
+                               "GET mod-users-1.0.0 http://h/users.. : 200 300us",
+                               "GET mod-circulation-24.0.0 http://h/circulation/loans : 200 800us"],
+                              [1, 2], np.array([1000, 850]))
+    both, first = summed(parts, np.array([0, 0]), np.array([2, 1])), 1
+    by_group = {(g, reader.modules[m]): (us, hops) for g, m, us, hops in
+                zip(both.call.tolist(), both.module.tolist(), both.us.tolist(), both.hops.tolist())}
+    assert by_group == {(0, "mod-circulation"): (1400, 2), (0, "mod-users"): (300, 1), (0, GATEWAY): (150, 0),
+                        (first, "mod-circulation"): (900, 1), (first, GATEWAY): (100, 0)}
 
 
 def test_module_names_drop_the_version_only():
@@ -70,14 +76,110 @@ def test_module_names_drop_the_version_only():
     assert module_name("mod-login-keycloak") == "mod-login-keycloak"
 
 
-def test_repeated_headers_are_read_apart():
+def test_repeated_headers_are_read_apart_and_a_call_keeps_them_as_geventhttpclient_stores_them():
     headers = Headers()
     headers.add("X-Okapi-Trace", "a")
+    assert RAW_HEADERS is Headers and dict.get(headers, FIELD) == (HEADER, "a")  # one line
     headers.add("X-Okapi-Trace", "b")
+    assert header_lines(headers) == ["a", "b"]
+    assert dict.get(headers, FIELD) == trace_field(headers) == [(HEADER, "a"), (HEADER, "b")]
+    joined = CaseInsensitiveDict({"x-okapi-trace": "a, b"})  # requests joins repeated headers
+    assert header_lines(joined) == ["a", "b"] and trace_field(CaseInsensitiveDict()) is None
 
-    class Response:
-        pass
 
-    response = Response()
-    response.headers = headers
-    assert header_lines(response) == ["a", "b"]
+def reference(lines: list[str], response_us: int) -> dict[str, tuple[int, int]] | None:
+    """okapi_trace's rules, response by response: the oracle for the batch reader."""
+    hops = []
+    for line in lines:
+        words = line.split(" ")
+        if len(words) != 6 or words[3] != ":" or not words[5].endswith("us") or not words[5][:-2].isdigit() \
+                or int(words[5][:-2]) >= trace_reader.MAX_US:
+            continue
+        url = words[2]
+        after = url.find("//")
+        start = url.find("/", after + 2) if after >= 0 else 0
+        path = url[start:] if start >= 0 else "/"
+        hops.append((module_name(words[1]), path.removesuffix(".."), int(words[5][:-2])))
+    if not hops:
+        return None
+    chain_path = hops[-1][1]
+    called = sum(us for _, path, us in hops if path != chain_path)
+    times: dict[str, tuple[int, int]] = {}
+    for k, (module, _, us) in enumerate(hops):
+        part = max(us - called, 0) if k == len(hops) - 1 else us
+        total, n = times.get(module, (0, 0))
+        times[module] = (total + part, n + 1)
+    gateway = response_us - sum(us for _, path, us in hops if path == chain_path)
+    if gateway > 0:
+        times[GATEWAY] = (gateway, 0)
+    return times
+
+
+def random_lines(rng: random.Random) -> list[str]:
+    """A response's lines: a filter, calls made, the serving module, now and then a line that is not Okapi's."""
+    path = rng.choice(["/circulation/loans", "/groups/g1", f"/inventory/items/{rng.randrange(50)}", "/users.."])
+    made = [f"GET mod-{rng.choice(['users', 'inventory-storage', 'feesfines'])}-1.{rng.randrange(3)}.0 "
+            f"http://10.0.0.{rng.randrange(3)}:9130/{rng.choice(['users..', 'item-storage/items', 'x/y/z'])} : 200 "
+            f"{rng.randrange(0, 5000)}us" for _ in range(rng.randrange(4))]
+    lines = [f"GET mod-authtoken-2.14.1 http://10.0.0.1:9130{path} : 202 {rng.randrange(0, 900)}us", *made,
+             f"GET mod-circulation-24.{rng.randrange(2)}.0 http://10.0.0.2:9130{path} : 200 {rng.randrange(0, 9000)}us"]
+    if rng.random() < 0.1:
+        lines.insert(rng.randrange(len(lines) + 1), rng.choice(["nonsense", "GET mod-x-1.0.0 http://h/a : 200 12ms",
+                                                                 "GET mod-x-1.0.0 http://h/a : 200 -3us"]))
+    return lines[rng.randrange(2):] if rng.random() < 0.1 else lines  # now and then, no filter
+
+
+@pytest.mark.parametrize("max_heads", [trace_reader.MAX_HEADS, 5])
+def test_calls_read_in_batches_have_the_parts_each_has_on_its_own(monkeypatch, max_heads):
+    """The reader's numpy over a batch gives every call the parts the rules give it alone, whatever its
+    lines, with its heads remembered across batches or forgotten (MAX_HEADS) in between."""
+    monkeypatch.setattr(trace_reader, "MAX_HEADS", max_heads)
+    rng = random.Random(7)
+    reader = TraceReader()
+    named: dict[int, str] = {}  # a module's number stays its own: kept parts are tallied batches later
+    for _ in range(4):
+        responses = [random_lines(rng) if rng.random() < 0.95 else [] for _ in range(300)]
+        times_ms = [rng.randrange(0, 20_000) / 1000 for _ in responses]
+        fields = []
+        for lines in responses:
+            headers = Headers()
+            for line in lines:
+                headers.add(HEADER, line)
+            fields.append(dict.get(headers, FIELD))
+        parts = reader.read(times_ms, fields)
+        for module in set(parts.module.tolist()):
+            assert named.setdefault(module, reader.modules[module]) == reader.modules[module]
+        got: dict[int, dict[str, tuple[int, int]]] = {}
+        for call, module, us, hops in zip(parts.call.tolist(), parts.module.tolist(), parts.us.tolist(), parts.hops.tolist()):
+            got.setdefault(call, {})[reader.modules[module]] = (us, hops)
+        for k, lines in enumerate(responses):
+            expected = reference(lines, int(times_ms[k] * 1000 + 0.5))
+            assert got.get(k) == expected, lines
+            assert parts.traced[k] == (expected is not None)
+
+
+@pytest.mark.parametrize("shape", ["one call each", "nested and longer"])
+def test_a_batchs_transactions_have_their_calls_parts_added_up(shape):
+    rng = random.Random(11)
+    responses = [random_lines(rng) for _ in range(200)]
+    times_us = [rng.randrange(0, 20_000) for _ in responses]
+    reader = TraceReader()
+    parts = reader.read_lines([line for lines in responses for line in lines], [len(lines) for lines in responses],
+                              np.array(times_us))
+    if shape == "one call each":
+        groups = [(k, k + 1) for k in range(0, 200, 2)]
+    else:
+        groups = [(k, k + rng.randrange(1, 6)) for k in range(0, 190, 5)] + [(7, 8), (7, 9), (0, 200)]
+    first, end = (np.array(column) for column in zip(*groups))
+    got: dict[int, dict[str, tuple[int, int]]] = {}
+    added = summed(parts, first, end)
+    for group, module, us, hops in zip(added.call.tolist(), added.module.tolist(), added.us.tolist(), added.hops.tolist()):
+        got.setdefault(group, {})[reader.modules[module]] = (us, hops)
+    for g, (a, b) in enumerate(groups):
+        expected: dict[str, tuple[int, int]] = {}
+        for k in range(a, b):
+            for module, (us, hops) in (reference(responses[k], times_us[k]) or {}).items():
+                total, n = expected.get(module, (0, 0))
+                expected[module] = (total + us, n + hops)
+        assert got.get(g, {}) == expected
+        assert added.traced[g] == bool(expected)

@@ -11,7 +11,7 @@ import pytest
 
 from folioperf import okapi_trace
 from folioperf.histogram import decode_histogram, percentiles_us
-from tests.locust_process import folioperf, only_results
+from tests.locust_process import WORKFLOWS, folioperf, only_results
 from tests.test_run import BROWSE
 
 pytestmark = pytest.mark.long_run(50)  # its run (a module fixture) keeps these tests on one xdist worker (conftest)
@@ -101,3 +101,34 @@ def test_a_target_without_trace_headers_is_named(folio_sandbox, tmp_path):
     assert len(said) == 1 and folio_sandbox.url in said[0], proc.stdout + proc.stderr
     stats = json.loads((only_results(tmp_path / "results").path / "stats.json").read_text())
     assert stats["trace"]["responses"] == 0 and stats["trace"]["without_trace"] > 0 and not stats.get("modules")
+
+
+def test_nested_transactions_have_their_own_calls_modules_and_every_call_counts_once(folio_sandbox_factory, tmp_path):
+    """A user's calls wait for its outermost transaction: then each transaction that ended in it gets the
+    module times of its own calls, and every call those of its API, once; a call outside any transaction
+    and a transaction that a failed call ends count the same."""
+    sandbox = folio_sandbox_factory(trace_headers=True)
+    proc = folioperf("run", str(WORKFLOWS / "nested.py"), "--trace", "--users", "2", "--duration", "5s",
+                     "--okapi-url", sandbox.url, cwd=tmp_path)
+    stats = json.loads((only_results(tmp_path / "results").path / "stats.json").read_text())
+    failed = {(e["type"], e["name"]) for e in stats["entries"] if e["failures"]}
+    assert proc.returncode == 1 and failed == {("Transaction", "Miss"), ("GET", "GET /users/{id}")}, proc.stdout
+    entries = {(e["type"], e["name"]): e["count"] for e in stats["entries"]}
+    modules = {(m["type"], m["name"], m["module"]): (m["count"], m["calls"]) for m in stats["modules"]}
+    assert stats["trace"]["without_trace"] == 0
+
+    def calls(transaction: str) -> dict[str, int]:
+        """Module -> its calls per transaction, over the transaction's every recorded run."""
+        count = entries[("Transaction", transaction)]
+        rows = {module: n for (kind, name, module), n in modules.items() if (kind, name) == ("Transaction", transaction)}
+        assert count > 0 and all(runs == count for runs, _ in rows.values()), (transaction, count, rows)
+        return {module: hops / count for module, (_, hops) in rows.items() if module != okapi_trace.GATEWAY}
+
+    # Visit: GET /groups and GET /users (mod-users), GET /service-points (mod-inventory-storage), each through
+    # the auth filter; Look up, within it, GET /users alone; Miss, its one GET that found no user
+    assert calls("Visit") == {"mod-authtoken": 3, "mod-users": 2, "mod-inventory-storage": 1}
+    assert calls("Look up") == {"mod-authtoken": 1, "mod-users": 1}
+    assert calls("Miss") == {"mod-authtoken": 1, "mod-users": 1}
+    for (kind, name), count in entries.items():  # each API's calls, each once, also outside any transaction
+        if kind == "GET":
+            assert modules[(kind, name, "mod-authtoken")] == (count, count), name

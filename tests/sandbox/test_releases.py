@@ -31,7 +31,7 @@ def test_okapi_lists_the_releases_module_ids(quesnelia):
 
 def test_traces_name_the_releases_module(quesnelia):
     r = requests.get(quesnelia.url + "/groups", headers=quesnelia.headers(quesnelia.login()))
-    assert okapi_trace.header_lines(r)[-1].startswith("GET mod-users-19.3.2 http://")
+    assert okapi_trace.header_lines(r.headers)[-1].startswith("GET mod-users-19.3.2 http://")
 
 
 def test_the_default_release_is_sunflower(folio_sandbox):
