@@ -30,7 +30,7 @@ from http.cookiejar import DefaultCookiePolicy
 from typing import Any
 from urllib.parse import quote, urlencode
 
-from folioperf.okapi_trace import FIELD, RAW_HEADERS, TraceSink, Traced, trace_field
+from folioperf.okapi_trace import FIELD, TraceSink, Traced, raw_headers, trace_field
 from folioperf.auth import (
     AUTH_MODES,
     AUTO,
@@ -118,7 +118,7 @@ def _switch_off_cookies(session: Any) -> None:
     jar.clear()
 
 
-_dict_get = dict.get  # --trace: a trace field as the headers store it (okapi_trace.RAW_HEADERS)
+_dict_get = dict.get  # --trace: a trace field as the headers store it (okapi_trace.raw_headers)
 _UNRESERVED = re.compile(r"[A-Za-z0-9_.~-]+").fullmatch  # what quote() leaves as it is
 
 
@@ -174,6 +174,7 @@ class Okapi:
         self._pace = 1 / pace_per_s if pace_per_s else 0.0  # seconds between this user's requests, at least
         self._label = label  # a scenario group's records go by `<group> · <name>`
         self._trace = trace  # --trace: takes the calls (okapi_trace.Traced)
+        self._raw_headers = raw_headers() if trace is not None else None  # ... whose fields are kept as stored
         self._traced: list[Traced] = []  # --trace: the calls made in the open transactions
         self._traced_transactions: list[tuple[str, int, int]] = []  # ... and the transactions that ended in them
         self._sleep = sleep  # --pace's waits: a virtual user's pause (folioperf.pausing), which a stop cuts short
@@ -351,7 +352,7 @@ class Okapi:
             # Okapi answers CORS preflights itself: no module, so no trace lines to miss
             if self._trace is not None and outcome.status and call.method != "OPTIONS":
                 headers = response.headers
-                field = _dict_get(headers, FIELD) if headers.__class__ is RAW_HEADERS else trace_field(headers)
+                field = _dict_get(headers, FIELD) if headers.__class__ is self._raw_headers else trace_field(headers)
                 traced = (call.method, call.name, outcome.response_time, field)
                 if self._open and not call.auth:
                     self._traced.append(traced)

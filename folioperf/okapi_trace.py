@@ -28,15 +28,13 @@ import re
 from functools import lru_cache
 from typing import Any, Protocol
 
-from geventhttpclient.header import Headers
-
 HEADER = "X-Okapi-Trace"
 GATEWAY = "gateway and network"  # not a module name: FOLIO's start with mod-, edge-, okapi or folio-
 NO_HEADERS = ("sent no X-Okapi-Trace headers, so there is no per-module time: start Okapi with trace_headers=true "
               "(java -Dtrace_headers=true ...; off by default since Okapi 4.10.0); Eureka's Kong sends none")
 _VERSION = re.compile(r"-\d+\.\d+\.\d+\S*\Z")
 
-# A call as --trace keeps it: (request type, name, response ms, its trace field (RAW_HEADERS, `trace_field`)):
+# A call as --trace keeps it: (request type, name, response ms, its trace field (`raw_headers`, `trace_field`)):
 # a tuple, the cheapest thing to build in the request's path.
 Traced = tuple[str, str, float, Any]
 
@@ -60,25 +58,26 @@ def module_name(module_id: str) -> str:
     return _VERSION.sub("", module_id)
 
 
-def _raw_layout() -> bool:
-    """Whether geventhttpclient's Headers keep a field as (field, value), or a list of them, under its
-    lowercased name, as the versions folioperf knows do."""
+FIELD = HEADER.lower()
+
+
+@lru_cache(maxsize=1)
+def raw_headers() -> type | None:
+    """geventhttpclient's Headers, when they keep a field as (field, value), or a list of them, under its
+    lowercased name, as the versions folioperf knows do: a --trace call then keeps its trace field as it is,
+    `dict.get(headers, FIELD)`, several times cheaper than `getlist`, and nothing else of the response alive.
+    (Imported here: a process that traces no calls, a report's, never loads the HTTP client.)"""
+    from geventhttpclient.header import Headers  # noqa: PLC0415
+
     headers = Headers()
     headers.add(HEADER, "a")
     one = dict.get(headers, FIELD)
     headers.add(HEADER, "b")
-    return one == (HEADER, "a") and dict.get(headers, FIELD) == [(HEADER, "a"), (HEADER, "b")]
-
-
-FIELD = HEADER.lower()
-# A response's trace field, as a --trace call keeps it: None, (field, line), or a list of those. Locust's
-# FastResponse headers (geventhttpclient's) store it so: `dict.get(headers, FIELD)` takes it as it is,
-# several times cheaper than `getlist`, and keeps nothing else of the response alive.
-RAW_HEADERS: type | None = Headers if _raw_layout() else None
+    return Headers if one == (HEADER, "a") and dict.get(headers, FIELD) == [(HEADER, "a"), (HEADER, "b")] else None
 
 
 def trace_field(headers: Any) -> list[tuple[str, str]] | None:
-    """The trace field of headers that are not RAW_HEADERS (requests', or another geventhttpclient's)."""
+    """The trace field of headers that are not `raw_headers()` (requests', or another geventhttpclient's)."""
     return [(HEADER, line) for line in header_lines(headers)] or None
 
 
