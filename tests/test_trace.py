@@ -103,12 +103,15 @@ def test_a_target_without_trace_headers_is_named(folio_sandbox, tmp_path):
     assert stats["trace"]["responses"] == 0 and stats["trace"]["without_trace"] > 0 and not stats.get("modules")
 
 
-def test_nested_transactions_have_their_own_calls_modules_and_every_call_counts_once(folio_sandbox_factory, tmp_path):
+@pytest.mark.parametrize("workers", [(), ("--workers", "2")], ids=["local", "2 workers"])
+def test_nested_transactions_have_their_own_calls_modules_and_every_call_counts_once(folio_sandbox_factory, tmp_path,
+                                                                                     workers):
     """A user's calls wait for its outermost transaction: then each transaction that ended in it gets the
     module times of its own calls, and every call those of its API, once; a call outside any transaction
-    and a transaction that a failed call ends count the same."""
+    and a transaction that a failed call ends count the same. The calls of the transactions the stop cuts
+    short count for their APIs too, a worker's as well (it hands them over before its final report)."""
     sandbox = folio_sandbox_factory(trace_headers=True)
-    proc = folioperf("run", str(WORKFLOWS / "nested.py"), "--trace", "--users", "2", "--duration", "5s",
+    proc = folioperf("run", str(WORKFLOWS / "nested.py"), "--trace", "--users", "4", *workers, "--duration", "5s",
                      "--okapi-url", sandbox.url, cwd=tmp_path)
     stats = json.loads((only_results(tmp_path / "results").path / "stats.json").read_text())
     failed = {(e["type"], e["name"]) for e in stats["entries"] if e["failures"]}
