@@ -18,6 +18,7 @@ from itertools import chain, repeat
 from operator import itemgetter
 
 import numpy as np
+
 from folioperf.okapi_trace import GATEWAY, module_name
 
 MAX_HEADS = 50_000  # line heads remembered: ids in URLs make ever new ones
@@ -68,7 +69,7 @@ class TraceReader:
         """The parts of calls whose lines are `lines`, `counts[i]` of them the i-th call's, which took
         `response_us[i]`."""
         n = len(counts)
-        if len(self._heads) > MAX_HEADS or len(self._paths) > MAX_HEADS:
+        if len(self._heads) > MAX_HEADS:  # paths come from heads: never more of them
             self._forget()
         heads = list(map(str.rstrip, lines, repeat(_TIME_CHARS)))  # "<METHOD> <module id> <URL> : <status> "
         us = _micros(" ".join(map(str.removeprefix, lines, heads)), len(lines))
@@ -94,12 +95,10 @@ class TraceReader:
         part[serving] = np.maximum(us[serving] - called[call[serving]], 0)
         gateway = response_us - np.bincount(call[own], weights=us[own], minlength=n).astype(np.int64)
         rest = np.flatnonzero(traced & (gateway > 0))
-        keys = np.concatenate((call << MODULE_BITS | module, rest << MODULE_BITS))  # the gateway is module 0
-        unique, where = np.unique(keys, return_inverse=True)
-        return Parts(unique >> MODULE_BITS, unique & ((1 << MODULE_BITS) - 1),
-                     np.bincount(where, weights=np.concatenate((part, gateway[rest])), minlength=len(unique)).astype(np.int64),
-                     np.bincount(where, weights=np.concatenate((np.ones(len(part)), np.zeros(len(rest)))),
-                                 minlength=len(unique)).astype(np.int64), traced)
+        none = np.zeros(len(rest), dtype=np.int64)  # the gateway is module 0, and takes no hop
+        return _added(np.concatenate((call, rest)), np.concatenate((module, none)),
+                      np.concatenate((part, gateway[rest])), np.concatenate((np.ones(len(part), dtype=np.int64), none)),
+                      traced)
 
     def _learn(self, codes: list[int | None], heads: list[str]) -> None:
         """Number the heads not seen before in `codes` (and remember them); a head that is not Okapi's
@@ -148,12 +147,17 @@ def summed(parts: Parts, first: np.ndarray, end: np.ndarray) -> Parts:
     lengths = bounds[1] - bounds[0]
     group = np.repeat(np.arange(len(first)), lengths)
     index = np.arange(len(group)) - np.repeat(np.cumsum(lengths) - lengths, lengths) + np.repeat(bounds[0], lengths)
-    unique, where = np.unique(group << MODULE_BITS | parts.module[index], return_inverse=True)
+    return _added(group, parts.module[index], parts.us[index], parts.hops[index],
+                  np.bincount(group, minlength=len(first)) > 0)
+
+
+def _added(number: np.ndarray, module: np.ndarray, us: np.ndarray, hops: np.ndarray, traced: np.ndarray) -> Parts:
+    """Parts of the (call or group number, module) pairs given, each pair's µs and hops added up."""
+    unique, where = np.unique(number << MODULE_BITS | module, return_inverse=True)
     size = len(unique)
     return Parts(unique >> MODULE_BITS, unique & ((1 << MODULE_BITS) - 1),
-                 np.bincount(where, weights=parts.us[index], minlength=size).astype(np.int64),
-                 np.bincount(where, weights=parts.hops[index], minlength=size).astype(np.int64),
-                 np.bincount(group, minlength=len(first)) > 0)
+                 np.bincount(where, weights=us, minlength=size).astype(np.int64),
+                 np.bincount(where, weights=hops, minlength=size).astype(np.int64), traced)
 
 
 def breakdown(lines: list[str], response_us: int) -> dict[str, tuple[int, int]] | None:
