@@ -19,11 +19,13 @@ from __future__ import annotations
 import logging
 import re
 import time
+from array import array
+from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from functools import cached_property
-from itertools import chain
+from itertools import accumulate, chain, repeat
 from typing import TYPE_CHECKING, Any
 
 from folioperf.errors import FolioperfError
@@ -50,7 +52,8 @@ PERCENTILES = (0.50, 0.75, 0.90, 0.95, 0.99)
 ERROR_MESSAGE_LIMIT = 300
 
 _NO_MIN = 1 << 62  # min_us of a tally without timed samples
-TRACE_BATCH = 1024  # --trace: calls queued before their lines are read, all at once (folioperf.trace_reader)
+TAKE_BATCH = 32  # --trace: calls queued before their lines become numbers: a few, kept hot (folioperf.trace_reader)
+TRACE_BATCH = 4096  # --trace: calls taken before they are read, all at once
 TRACES_KEPT = 100_000  # --trace: modules' parts kept before they are tallied, all at once
 # Windows older than this (on the master's clock) are reduced to their figures; a worker report that
 # arrives later still adds to the window's count, failures and average and to the totals.
@@ -402,9 +405,8 @@ class Metrics:
         self.lost_reports: dict[str, int] = {}  # master: reports of a worker that never arrived
         self.on_new_failure: Callable[[str, str, str], None] | None = None  # (type, name, error) seen first
         self._reader: TraceReader | None = None  # --trace
-        self._rows: dict[Key, int] = {}  # --trace: (type, name) -> its number in kept parts
-        self._rows_of: dict[str, dict[str, int]] = {}  # ... type -> name -> its number
-        self._row_keys: list[Key] = []  # ... and back
+        self._row_numbers: defaultdict[str, dict[str, int]] = defaultdict(dict)  # --trace: type -> name -> the
+        self._row_keys: list[Key] = []  # ... row's number in kept parts, and back
         self.reset()
 
     def reset(self) -> None:
@@ -416,9 +418,18 @@ class Metrics:
         self._totals: dict[Key, Tally] = {}
         self._failures: dict[tuple[str, str, str], int] = {}
         self._modules: dict[Key, dict[str, ModuleTally]] = {}  # (type, name) -> module -> its time
-        self._calls: list[Traced] = []  # --trace: calls made outside transactions, not yet read (trace_call)
-        self._in_transactions: list[tuple[list[Traced], str | list[tuple[str, int, int]], float]] = []  # ... in them
-        self._queued = 0  # calls in both
+        self._calls: list[Traced] = []  # --trace: calls made outside transactions, queued (trace_call)
+        self._made: list[list[Traced]] = []  # ... the calls of a user's one transaction each (trace_transactions)
+        self._ended: list[str] = []  # ... and its name
+        self._nested: list[tuple[list[Traced], str | list[tuple[str, int, int]], float]] = []  # ... the others
+        self._queued = 0  # calls in all
+        # ... and the calls taken, not read yet (their lines wait in the reader as numbers): each call's row and
+        # ms, each transaction's row and calls (first, end), and the calls that count for no API row (a reset's)
+        self._call_rows, self._call_ms = array("q"), array("d")
+        self._transaction_rows, self._transaction_first, self._transaction_end = array("q"), array("q"), array("q")
+        self._uncounted: list[tuple[int, int]] = []
+        if self._reader is not None:
+            self._reader.clear()
         self._kept: list[tuple[Any, Any, Any]] = []  # modules' parts read, not yet in _modules (numpy arrays:
         self._kept_parts = 0  # row << MODULE_BITS | module, µs, hops)
         self.traced = 0  # API responses with X-Okapi-Trace lines (--trace)
@@ -481,75 +492,100 @@ class Metrics:
 
     def trace_call(self, call: Traced) -> None:
         """--trace: a call made outside any transaction (folioperf.okapi_trace.TraceSink). Inline like
-        `record`, so it only queues it: its lines are read TRACE_BATCH calls at a time (`read_traces`)."""
+        `record`, so it only queues it: the queue is taken every TAKE_BATCH calls (`_take`)."""
         self._calls.append(call)
         self._queued += 1
-        if self._queued >= TRACE_BATCH:
-            self.read_traces()
+        if self._queued >= TAKE_BATCH:
+            self._take()
 
     def trace_transactions(self, calls: list[Traced], transactions: str | list[tuple[str, int, int]],
                            started: float) -> None:
         """--trace: the calls made in a user's outermost transaction, and the transactions that ended in it
         (folioperf.okapi_trace.TraceSink), queued as `trace_call` does."""
-        self._in_transactions.append((calls, transactions, started))
+        if transactions.__class__ is str and started >= self.started:  # one transaction, of all its calls
+            self._made.append(calls)
+            self._ended.append(transactions)
+        else:  # nested ones, or one that began before a reset
+            self._nested.append((calls, transactions, started))
         self._queued += len(calls)
-        if self._queued >= TRACE_BATCH:
+        if self._queued >= TAKE_BATCH:
+            self._take()
+
+    def _take(self) -> None:
+        """Hand the queued calls' lines to the reader (which keeps them as numbers), and keep their rows and
+        times, and their transactions' rows and calls; read them every TRACE_BATCH calls. The calls of a
+        transaction that began before a reset count for the transaction only (it ends after it)."""
+        calls, made, ended, nested = self._calls, self._made, self._ended, self._nested
+        self._calls, self._made, self._ended, self._nested, self._queued = [], [], [], [], 0
+        if made:  # each transaction's calls after those before
+            at = list(accumulate(map(len, made), initial=len(self._call_ms) + len(calls)))
+            calls += chain.from_iterable(made)
+            self._transaction_rows.extend(self._rows_of(TRANSACTION, ended))
+            self._transaction_first.extend(at[:-1])
+            self._transaction_end.extend(at[1:])
+        for its_calls, its_transactions, started in nested:
+            at = len(self._call_ms) + len(calls)
+            calls += its_calls
+            if started < self.started:
+                self._uncounted.append((at, at + len(its_calls)))
+            for name, first, end in ([(its_transactions, 0, len(its_calls))] if its_transactions.__class__ is str
+                                     else its_transactions):
+                self._transaction_rows.extend(self._rows_of(TRANSACTION, (name,)))
+                self._transaction_first.append(at + first)
+                self._transaction_end.append(at + end)
+        types, names, times_ms, fields = zip(*calls)
+        self._call_rows.extend(self._rows_of(types, names))
+        self._call_ms.extend(times_ms)
+        self.expect_traces().take(fields)
+        if len(self._call_ms) >= TRACE_BATCH:
             self.read_traces()
 
+    def _rows_of(self, types: Sequence[str] | str, names: Sequence[str]) -> list[int]:
+        """The numbers in kept parts of the rows (type, name) of `types` and `names` (or of one type)."""
+        of_type = self._row_numbers.__getitem__  # type -> name -> row number
+        rows = list(map(of_type(types).get, names) if types.__class__ is str else
+                    map(dict.get, map(of_type, types), names))
+        if None in rows:
+            for request_type, name in zip(repeat(types) if types.__class__ is str else types, names):
+                if name not in of_type(request_type):
+                    of_type(request_type)[name] = len(self._row_keys)
+                    self._row_keys.append((request_type, name))
+            return self._rows_of(types, names)
+        return rows  # type: ignore[return-value]
+
     def read_traces(self) -> None:
-        """--trace: read the queued calls' lines into each module's part of each API call's and transaction's
-        time; the parts are tallied every TRACES_KEPT of them and before anything reads or ships them. The calls
-        of a transaction that started before a reset count for the transaction only (it ends after it)."""
-        if not self._queued:
+        """--trace: read the calls queued and taken into each module's part of each API call's and
+        transaction's time; the parts are tallied every TRACES_KEPT of them and before anything reads or ships
+        them."""
+        if self._queued:
+            self._take()
+        if not self._call_ms:
             return
         import numpy as np  # noqa: PLC0415  (imported with the reader)
 
         from folioperf.trace_reader import MODULE_BITS, summed  # noqa: PLC0415
 
-        calls, in_transactions = self._calls, self._in_transactions
-        self._calls, self._in_transactions, self._queued = [], [], 0
-        counted = np.ones(len(calls), dtype=bool)
-        transactions: tuple = ()
-        if in_transactions:  # each outermost transaction's calls after those before: its transactions move up
-            made, ended, started = zip(*in_transactions)
-            sizes = np.fromiter(map(len, made), dtype=np.int64, count=len(made))
-            counted = np.concatenate((counted, np.repeat(np.array(started) >= self.started, sizes)))
-            at = np.cumsum(sizes) - sizes + len(calls)
-            calls += chain.from_iterable(made)
-            if set(map(type, ended)) == {str}:  # one transaction each, of all its calls
-                transactions = (ended, at, at + sizes)
-            else:
-                ended = [[(each, 0, size)] if each.__class__ is str else each for each, size in zip(ended, sizes.tolist())]
-                flat = list(chain.from_iterable(ended))
-                if flat:
-                    ended_names, first, end = zip(*flat)
-                    up = np.repeat(at, np.fromiter(map(len, ended), dtype=np.int64, count=len(ended)))
-                    transactions = (ended_names, np.array(first, dtype=np.int64) + up, np.array(end, dtype=np.int64) + up)
-        types, names, times_ms, fields = zip(*calls)
-        parts = self.expect_traces().read(times_ms, fields)
+        response_us = (np.frombuffer(self._call_ms, dtype=np.float64) * 1000.0 + 0.5).astype(np.int64)
+        rows = np.frombuffer(self._call_rows, dtype=np.int64).copy()
+        counted = np.ones(len(rows), dtype=bool)
+        for first, end in self._uncounted:
+            counted[first:end] = False
+        transactions = [np.frombuffer(column, dtype=np.int64).copy() if column else np.zeros(0, dtype=np.int64)
+                        for column in (self._transaction_rows, self._transaction_first, self._transaction_end)]
+        for column in (self._call_rows, self._call_ms, self._transaction_rows, self._transaction_first,
+                       self._transaction_end):
+            del column[:]
+        self._uncounted = []
+        parts = self.expect_traces().read(response_us)
         traced = parts.traced[counted]
         self.traced += int(traced.sum())
         self.untraced += len(traced) - int(traced.sum())
-        rows = np.array(self._row_numbers(list(zip(types, names))), dtype=np.int64)
         own = counted[parts.call]
         self._keep(rows[parts.call[own]] << MODULE_BITS | parts.module[own], parts.us[own], parts.hops[own])
-        if transactions:
-            ended_names, first, end = transactions
-            summed_parts = summed(parts, first, end)
-            rows = np.array(self._row_numbers(ended_names, TRANSACTION), dtype=np.int64)
-            self._keep(rows[summed_parts.call] << MODULE_BITS | summed_parts.module, summed_parts.us, summed_parts.hops)
-
-    def _row_numbers(self, keys: Sequence, request_type: str | None = None) -> list[int]:
-        """The numbers of rows (type, name) in kept parts, or of rows `request_type` of names `keys`."""
-        numbers = self._rows if request_type is None else self._rows_of.setdefault(request_type, {})
-        rows = list(map(numbers.get, keys))
-        if None in rows:
-            for key in keys:
-                if key not in numbers:
-                    numbers[key] = len(self._row_keys)
-                    self._row_keys.append(key if request_type is None else (request_type, key))
-            rows = list(map(numbers.__getitem__, keys))
-        return rows  # type: ignore[return-value]
+        transaction_rows, first, end = transactions
+        if len(first):
+            added = summed(parts, first, end)
+            self._keep(transaction_rows[added.call] << MODULE_BITS | added.module, added.us, added.hops)
 
     def _keep(self, keys: Any, us: Any, hops: Any) -> None:
         if len(keys):

@@ -30,7 +30,7 @@ from http.cookiejar import DefaultCookiePolicy
 from typing import Any
 from urllib.parse import quote, urlencode
 
-from folioperf.okapi_trace import FIELD, TraceSink, Traced, raw_headers, trace_field
+from folioperf.okapi_trace import FIELD, TraceSink, Traced, as_list, raw_headers, trace_field
 from folioperf.auth import (
     AUTH_MODES,
     AUTO,
@@ -353,6 +353,8 @@ class Okapi:
             if self._trace is not None and outcome.status and call.method != "OPTIONS":
                 headers = response.headers
                 field = _dict_get(headers, FIELD) if headers.__class__ is self._raw_headers else trace_field(headers)
+                if field.__class__ is not list:  # one line, or none
+                    field = as_list(field)
                 traced = (call.method, call.name, outcome.response_time, field)
                 if self._open and not call.auth:
                     self._traced.append(traced)

@@ -34,9 +34,10 @@ NO_HEADERS = ("sent no X-Okapi-Trace headers, so there is no per-module time: st
               "(java -Dtrace_headers=true ...; off by default since Okapi 4.10.0); Eureka's Kong sends none")
 _VERSION = re.compile(r"-\d+\.\d+\.\d+\S*\Z")
 
-# A call as --trace keeps it: (request type, name, response ms, its trace field (`raw_headers`, `trace_field`)):
-# a tuple, the cheapest thing to build in the request's path.
-Traced = tuple[str, str, float, Any]
+# A call as --trace keeps it: (request type, name, response ms, its trace field: a list of (name, line) pairs, as
+# the response's headers hold them (`raw_headers`, `trace_field`)): a tuple, the cheapest thing to build in the
+# request's path.
+Traced = tuple[str, str, float, list[tuple[str, str]]]
 
 
 class TraceSink(Protocol):
@@ -76,9 +77,15 @@ def raw_headers() -> type | None:
     return Headers if one == (HEADER, "a") and dict.get(headers, FIELD) == [(HEADER, "a"), (HEADER, "b")] else None
 
 
-def trace_field(headers: Any) -> list[tuple[str, str]] | None:
+def as_list(field: Any) -> list[tuple[str, str]]:
+    """A trace field as geventhttpclient stores it (`raw_headers`) that is not a list: one (name, line) pair,
+    or None, as a list of pairs."""
+    return [field] if field else []
+
+
+def trace_field(headers: Any) -> list[tuple[str, str]]:
     """The trace field of headers that are not `raw_headers()` (requests', or another geventhttpclient's)."""
-    return [(HEADER, line) for line in header_lines(headers)] or None
+    return [(HEADER, line) for line in header_lines(headers)]
 
 
 def header_lines(headers: Any) -> list[str]:

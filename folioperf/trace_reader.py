@@ -1,25 +1,28 @@
 """Reading the X-Okapi-Trace lines of many API calls at once (`--trace`), by folioperf.okapi_trace's rules.
 
-A --trace run reads every response's lines, so the reading must cost next to nothing per call. The calls
-are read in batches, a batch column by column: each line's head (all but its time) is looked up in a
-cache, all times are parsed at once by numpy, and what follows from the lines (the serving module, the
-calls it made, the gateway's rest) is worked out with numpy over the whole batch. A line that is not
-Okapi's `<METHOD> <module id> <URL> : <status> <µs>us` counts for nothing; a response with no readable
-line is untraced.
+A --trace run reads every response's lines, so the reading must cost next to nothing per call. It comes in
+two steps. A few calls at a time (folioperf.metrics queues 32), `take` turns their lines into numbers, each
+line's head (all but its time) looked up in a cache, and one string of their times: little of a response
+stays alive, as a thousand calls' lines held for a batch slow the whole generator (its memory goes cold)
+by more than reading them costs. Then `read` parses all those times at once and works out, with numpy over
+all the calls taken, what follows from the lines: the serving module, the calls it made, the gateway's
+rest. A line that is not Okapi's `<METHOD> <module id> <URL> : <status> <µs>us` counts for nothing; a
+response with no readable line is untraced.
 """
 
 from __future__ import annotations
 
 import re
 import warnings
+from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import chain, repeat
+from itertools import accumulate, chain, repeat
 from operator import itemgetter
 
 import numpy as np
 
-from folioperf.okapi_trace import GATEWAY, module_name
+from folioperf.okapi_trace import GATEWAY, HEADER, module_name
 
 MAX_HEADS = 50_000  # line heads remembered: ids in URLs make ever new ones
 MAX_US = 1 << 40  # a hop of 12 days or more is no time: nothing sums beyond int64
@@ -30,10 +33,10 @@ _TIME_CHARS = "0123456789us"  # a line's head is the line without these at its e
 
 @dataclass(frozen=True)
 class Parts:
-    """Each module's part of each call (or transaction) of a batch: one entry per (call, module) that has
-    one, sorted by call, then module. `traced` says per call whether any line could be read."""
+    """Each module's part of each call (or transaction) read: one entry per (call, module) that has one,
+    sorted by call, then module. `traced` says per call whether any line could be read."""
 
-    call: np.ndarray  # int64: the call's index in the batch
+    call: np.ndarray  # int64: the call's index among those read
     module: np.ndarray  # int64: TraceReader.modules index
     us: np.ndarray  # int64: the module's time in the call
     hops: np.ndarray  # int64: the hops it took (0 for the gateway)
@@ -41,44 +44,50 @@ class Parts:
 
 
 class TraceReader:
-    """Reads batches of calls' lines into Parts; remembers line heads, paths and modules across batches."""
+    """Takes calls' lines as they come, reads them into Parts many calls at a time; remembers line heads,
+    paths and modules across reads."""
 
     def __init__(self) -> None:
         self.modules: list[str] = [GATEWAY]  # Parts.module -> name
         self._module_index: dict[str, int] = {GATEWAY: 0}
+        self._lines = array("q")  # each call taken: its number of lines
+        self._codes = array("q")  # each line taken: its head's number
+        self._times: list[str] = []  # ... and its time, as read: "<µs>us" for Okapi's, the lines of a take a string
         self._forget()
 
     def _forget(self) -> None:
         """Start the heads and paths afresh (their numbers go together; the modules' stay)."""
         self._paths: dict[str, int] = {}  # a URL path -> its number
         self._heads: dict[str, int] = {}  # a line's head (all before its time) -> its number
-        self._head_module: list[int] = []  # head number -> module index (-1: not Okapi's format)
-        self._head_path: list[int] = []  # head number -> path number
-        self._head_arrays = (np.zeros(0, dtype=np.int64),) * 2  # both as arrays, for the heads known then
+        self._head_module = array("q")  # head number -> module index (-1: not Okapi's format)
+        self._head_path = array("q")  # head number -> path number
 
-    def read(self, times_ms: Sequence[float], fields: Sequence) -> Parts:
-        """The parts of calls that took `times_ms` and were answered with trace `fields`
-        (okapi_trace.Traced), in their order."""
-        if set(map(type, fields)) != {list}:  # a field of one line, or none: as a list too
-            fields = [[] if field is None else [field] if field.__class__ is tuple else field for field in fields]
+    def take(self, fields: Sequence[list[tuple[str, str]]]) -> None:
+        """The next calls' trace fields (okapi_trace.Traced's: lists of (name, line) pairs)."""
         lines = list(map(_VALUE, chain.from_iterable(fields)))
-        response_us = (np.array(times_ms, dtype=np.float64) * 1000.0 + 0.5).astype(np.int64)
-        return self.read_lines(lines, list(map(len, fields)), response_us)
-
-    def read_lines(self, lines: list[str], counts: list[int], response_us: np.ndarray) -> Parts:
-        """The parts of calls whose lines are `lines`, `counts[i]` of them the i-th call's, which took
-        `response_us[i]`."""
-        n = len(counts)
-        if len(self._heads) > MAX_HEADS:  # paths come from heads: never more of them
-            self._forget()
         heads = list(map(str.rstrip, lines, repeat(_TIME_CHARS)))  # "<METHOD> <module id> <URL> : <status> "
-        us = _micros(" ".join(map(str.removeprefix, lines, heads)), len(lines))
         codes = list(map(self._heads.get, heads))
         if None in codes:
-            self._learn(codes, heads)
-        head_module, head_path = self._arrays()
-        at = np.array(codes, dtype=np.int64)
-        module, path = head_module[at], head_path[at]
+            codes = [self._learn(head) if code is None else code for code, head in zip(codes, heads)]
+        self._codes.extend(codes)
+        self._lines.extend(map(len, fields))
+        if lines:
+            self._times.append(" ".join(map(str.removeprefix, lines, heads)))  # "<µs>us" each
+
+    def clear(self) -> None:
+        """Forget the calls taken and not read."""
+        del self._lines[:], self._codes[:]
+        self._times = []
+
+    def read(self, response_us: np.ndarray) -> Parts:
+        """The parts of the calls taken since the last read (or clear), in their order; they took `response_us`."""
+        n = len(self._lines)
+        counts, codes = _column(self._lines), _column(self._codes)
+        us = _micros(" ".join(self._times), len(codes))
+        self.clear()
+        module, path = _column(self._head_module)[codes], _column(self._head_path)[codes]
+        if len(self._heads) > MAX_HEADS:  # the numbers were read: start afresh
+            self._forget()
         call = np.repeat(np.arange(n), counts)
         readable = (us >= 0) & (module >= 0)
         if not readable.all():
@@ -100,31 +109,29 @@ class TraceReader:
                       np.concatenate((part, gateway[rest])), np.concatenate((np.ones(len(part), dtype=np.int64), none)),
                       traced)
 
-    def _learn(self, codes: list[int | None], heads: list[str]) -> None:
-        """Number the heads not seen before in `codes` (and remember them); a head that is not Okapi's
-        `<METHOD> <module id> <URL> : <status> ` gets module -1."""
-        for i in [i for i, code in enumerate(codes) if code is None]:
-            head = heads[i]
-            code = self._heads.get(head)
-            if code is None:
-                code = self._heads[head] = len(self._head_path)
-                words = head[:-1].split(" ")
-                okapis = head.endswith(" ") and len(words) == 5 and words[3] == ":"
-                self._head_module.append(self._module(module_name(words[1])) if okapis else -1)
-                self._head_path.append(self._path_number(_path(words[2])) if okapis else -1)
-            codes[i] = code
+    def read_lines(self, lines: list[str], counts: list[int], response_us: np.ndarray) -> Parts:
+        """The parts of calls whose lines are `lines`, `counts[i]` of them the i-th call's, which took
+        `response_us[i]` (with no call taken before)."""
+        bounds = [0, *accumulate(counts)]
+        self.take([[(HEADER, line) for line in lines[a:b]] for a, b in zip(bounds, bounds[1:])])
+        return self.read(response_us)
+
+    def _learn(self, head: str) -> int:
+        """Number a head not seen before (and remember it); one that is not Okapi's
+        `<METHOD> <module id> <URL> : <status> ` gets module -1. (A head new twice in a take is numbered
+        twice: the same module and path either way.)"""
+        code = self._heads[head] = len(self._head_path)
+        words = head[:-1].split(" ")
+        okapis = head.endswith(" ") and len(words) == 5 and words[3] == ":"
+        self._head_module.append(self._module(module_name(words[1])) if okapis else -1)
+        self._head_path.append(self._path_number(_path(words[2])) if okapis else -1)
+        return code
 
     def _path_number(self, path: str) -> int:
         number = self._paths.get(path)
         if number is None:
             number = self._paths[path] = len(self._paths)
         return number
-
-    def _arrays(self) -> tuple[np.ndarray, np.ndarray]:
-        """The heads' modules and paths as arrays (made again when heads were learnt since)."""
-        if len(self._head_arrays[0]) != len(self._head_module):
-            self._head_arrays = (np.array(self._head_module, dtype=np.int64), np.array(self._head_path, dtype=np.int64))
-        return self._head_arrays
 
     def _module(self, name: str) -> int:
         index = self._module_index.get(name)
@@ -168,6 +175,11 @@ def breakdown(lines: list[str], response_us: int) -> dict[str, tuple[int, int]] 
     if not parts.traced[0]:
         return None
     return {reader.modules[m]: (us, hops) for m, us, hops in zip(parts.module.tolist(), parts.us.tolist(), parts.hops.tolist())}
+
+
+def _column(values: array) -> np.ndarray:
+    """A copy of an array('q') as int64 (the array stays free to grow)."""
+    return np.frombuffer(values, dtype=np.int64).copy() if len(values) else np.zeros(0, dtype=np.int64)
 
 
 _DIGITS = re.compile(r"[0-9]{1,12}")  # below MAX_US

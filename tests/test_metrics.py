@@ -426,7 +426,7 @@ def test_module_times_merge_from_workers_as_one_recorder_has_them():
         for recorder in (one, workers[k % 2]):
             recorder.record("POST", "POST /circulation/check-out-by-barcode", total_ms)
             recorder.trace_call(("POST", "POST /circulation/check-out-by-barcode", total_ms, field(*lines)))
-        workers[k % 2].trace_call(("GET", "GET /circulation/loans", 0.3, None))  # an answer without trace lines
+        workers[k % 2].trace_call(("GET", "GET /circulation/loans", 0.3, []))  # an answer without trace lines
     for k, worker in enumerate(workers):
         master.merge_report(f"w{k}", worker.take_report())
     expected, merged = one.snapshot(), master.snapshot()

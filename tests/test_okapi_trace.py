@@ -8,7 +8,7 @@ from geventhttpclient.header import Headers
 from requests.structures import CaseInsensitiveDict
 
 from folioperf import trace_reader
-from folioperf.okapi_trace import FIELD, GATEWAY, HEADER, header_lines, module_name, raw_headers, trace_field
+from folioperf.okapi_trace import FIELD, GATEWAY, HEADER, as_list, header_lines, module_name, raw_headers, trace_field
 from folioperf.trace_reader import TraceReader, breakdown, summed
 
 PATH = "/circulation/check-out-by-barcode"
@@ -69,6 +69,18 @@ def test_a_transactions_parts_are_its_calls_summed():
                         (first, "mod-circulation"): (900, 1), (first, GATEWAY): (100, 0)}
 
 
+def test_calls_taken_without_lines_leave_the_others_times_alone():
+    reader = TraceReader()
+    users = [(HEADER, "GET mod-users-1.0.0 http://h/users : 200 700us")]
+    reader.take([users, [(HEADER, "GET mod-x-1.0.0 http://h/a : 200 12ms")]])  # a time not in µs: no time
+    reader.take([[]])  # an answer without lines
+    reader.take([users])
+    parts = reader.read(np.array([1000, 900, 800, 1100]))
+    assert [(c, reader.modules[m], us) for c, m, us in zip(parts.call.tolist(), parts.module.tolist(), parts.us.tolist())] \
+        == [(0, GATEWAY, 300), (0, "mod-users", 700), (3, GATEWAY, 400), (3, "mod-users", 700)]
+    assert parts.traced.tolist() == [True, False, False, True]
+
+
 def test_module_names_drop_the_version_only():
     assert module_name("mod-circulation-24.0.0") == "mod-circulation"
     assert module_name("mod-authtoken-2.14.1-SNAPSHOT.21") == "mod-authtoken"
@@ -79,12 +91,14 @@ def test_module_names_drop_the_version_only():
 def test_repeated_headers_are_read_apart_and_a_call_keeps_them_as_geventhttpclient_stores_them():
     headers = Headers()
     headers.add("X-Okapi-Trace", "a")
-    assert raw_headers() is Headers and dict.get(headers, FIELD) == (HEADER, "a")  # one line
+    assert raw_headers() is Headers and dict.get(headers, FIELD) == (HEADER, "a")  # one line: a pair
+    assert as_list(dict.get(headers, FIELD)) == trace_field(headers) == [(HEADER, "a")]
     headers.add("X-Okapi-Trace", "b")
     assert header_lines(headers) == ["a", "b"]
     assert dict.get(headers, FIELD) == trace_field(headers) == [(HEADER, "a"), (HEADER, "b")]
+    assert as_list(dict.get(Headers(), FIELD)) == trace_field(Headers()) == []
     joined = CaseInsensitiveDict({"x-okapi-trace": "a, b"})  # requests joins repeated headers
-    assert header_lines(joined) == ["a", "b"] and trace_field(CaseInsensitiveDict()) is None
+    assert header_lines(joined) == ["a", "b"] and trace_field(CaseInsensitiveDict()) == []
 
 
 def reference(lines: list[str], response_us: int) -> dict[str, tuple[int, int]] | None:
@@ -145,8 +159,14 @@ def test_calls_read_in_batches_have_the_parts_each_has_on_its_own(monkeypatch, m
             headers = Headers()
             for line in lines:
                 headers.add(HEADER, line)
-            fields.append(dict.get(headers, FIELD))
-        parts = reader.read(times_ms, fields)
+            field = dict.get(headers, FIELD)  # as a call keeps it
+            fields.append(field if field.__class__ is list else as_list(field))
+        k = 0
+        while k < len(fields):  # taken a few calls at a time (a take with no line too), read all at once
+            size = rng.randrange(1, 8)
+            reader.take(fields[k:k + size])
+            k += size
+        parts = reader.read((np.array(times_ms) * 1000.0 + 0.5).astype(np.int64))
         for module in set(parts.module.tolist()):
             assert named.setdefault(module, reader.modules[module]) == reader.modules[module]
         got: dict[int, dict[str, tuple[int, int]]] = {}
