@@ -563,18 +563,18 @@ class Metrics:
             return
         import numpy as np  # noqa: PLC0415  (imported with the reader)
 
-        from folioperf.trace_reader import MODULE_BITS, summed  # noqa: PLC0415
+        from folioperf.trace_reader import MODULE_BITS, column, summed  # noqa: PLC0415
 
         response_us = (np.frombuffer(self._call_ms, dtype=np.float64) * 1000.0 + 0.5).astype(np.int64)
-        rows = np.frombuffer(self._call_rows, dtype=np.int64).copy()
+        rows = column(self._call_rows)
         counted = np.ones(len(rows), dtype=bool)
         for first, end in self._uncounted:
             counted[first:end] = False
-        transactions = [np.frombuffer(column, dtype=np.int64).copy() if column else np.zeros(0, dtype=np.int64)
-                        for column in (self._transaction_rows, self._transaction_first, self._transaction_end)]
-        for column in (self._call_rows, self._call_ms, self._transaction_rows, self._transaction_first,
-                       self._transaction_end):
-            del column[:]
+        transaction_rows, first, end = map(column, (self._transaction_rows, self._transaction_first,
+                                                    self._transaction_end))
+        for taken in (self._call_rows, self._call_ms, self._transaction_rows, self._transaction_first,
+                      self._transaction_end):
+            del taken[:]
         self._uncounted = []
         parts = self.expect_traces().read(response_us)
         traced = parts.traced[counted]
@@ -582,7 +582,6 @@ class Metrics:
         self.untraced += len(traced) - int(traced.sum())
         own = counted[parts.call]
         self._keep(rows[parts.call[own]] << MODULE_BITS | parts.module[own], parts.us[own], parts.hops[own])
-        transaction_rows, first, end = transactions
         if len(first):
             added = summed(parts, first, end)
             self._keep(transaction_rows[added.call] << MODULE_BITS | added.module, added.us, added.hops)

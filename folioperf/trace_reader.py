@@ -82,10 +82,10 @@ class TraceReader:
     def read(self, response_us: np.ndarray) -> Parts:
         """The parts of the calls taken since the last read (or clear), in their order; they took `response_us`."""
         n = len(self._lines)
-        counts, codes = _column(self._lines), _column(self._codes)
+        counts, codes = column(self._lines), column(self._codes)
         us = _micros(" ".join(self._times), len(codes))
         self.clear()
-        module, path = _column(self._head_module)[codes], _column(self._head_path)[codes]
+        module, path = column(self._head_module)[codes], column(self._head_path)[codes]
         if len(self._heads) > MAX_HEADS:  # the numbers were read: start afresh
             self._forget()
         call = np.repeat(np.arange(n), counts)
@@ -177,8 +177,8 @@ def breakdown(lines: list[str], response_us: int) -> dict[str, tuple[int, int]] 
     return {reader.modules[m]: (us, hops) for m, us, hops in zip(parts.module.tolist(), parts.us.tolist(), parts.hops.tolist())}
 
 
-def _column(values: array) -> np.ndarray:
-    """A copy of an array('q') as int64 (the array stays free to grow)."""
+def column(values: array) -> np.ndarray:
+    """A copy of an array('q') as int64 (the array stays free to grow, or to be cleared)."""
     return np.frombuffer(values, dtype=np.int64).copy() if len(values) else np.zeros(0, dtype=np.int64)
 
 
