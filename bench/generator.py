@@ -22,6 +22,9 @@
    d. with --trace, the same for folioperf and folioperf --trace (the server's answers carry Okapi's
       X-Okapi-Trace lines of an auth filter and the serving module, which --trace reads into each module's
       time). Goal >= 0.97, as in c.
+   e. with --trace, d. again with a new id in every request's path (GET /groups/<a new UUID>, its trace lines
+      naming that path, as Okapi's do): every line is then new to --trace's reader, as in a workflow that
+      fetches records by id (GET /inventory/instances/{id}). Shown next to d., no goal of its own.
 
 2. Measurement overhead. A sandbox whose latency profile gives `GET /groups/{id}` a fixed 50 ms delay
    (after a short unmeasured warm-up). First --overhead-users users GET it through folioperf for
@@ -95,7 +98,8 @@ def _answer(status: str, headers: list[tuple[str, str]], body: bytes) -> bytes:
 
 
 def okapi_server() -> None:
-    """Canned Okapi answers over keep-alive connections: the two logins, GET /groups/{id}, and
+    """Canned Okapi answers over keep-alive connections: the two logins, GET /groups/{id} (any id: its trace
+    lines name the path asked for), and
     GET /_/count (GETs of /groups answered so far, in all and by client port). Prints its port, then
     serves until SIGTERM."""
     import gevent
@@ -108,10 +112,14 @@ def okapi_server() -> None:
                         "expirationOffsetInDays": 0, "metadata": {"createdDate": "2024-01-01T00:00:00.000+00:00",
                                                                   "updatedDate": "2024-01-01T00:00:00.000+00:00"}}).encode()
     json_type = ("Content-Type", "application/json")
-    group_answer = _answer("200 OK", [json_type,  # Okapi with trace_headers=true: the auth filter, the serving module
-                                      ("X-Okapi-Trace", f"GET mod-authtoken-2.16.0 http://10.0.0.5:9131/groups/{GROUP} : 202 310us"),
-                                      ("X-Okapi-Trace", f"GET mod-users-19.5.4 http://10.0.0.5:9132/groups/{GROUP} : 200 1200us")],
-                           group)
+
+    def group_answer(target: str) -> bytes:  # Okapi with trace_headers=true: the auth filter, the serving module
+        return _answer("200 OK", [json_type,
+                                  ("X-Okapi-Trace", f"GET mod-authtoken-2.16.0 http://10.0.0.5:9131{target} : 202 310us"),
+                                  ("X-Okapi-Trace", f"GET mod-users-19.5.4 http://10.0.0.5:9132{target} : 200 1200us")],
+                       group)
+
+    the_group, the_group_target = group_answer(f"/groups/{GROUP}"), f"/groups/{GROUP}".encode()
     expiry = _answer("201 Created", [json_type, ("Set-Cookie", f"folioAccessToken={token}; Max-Age=86400; Path=/; Secure; HttpOnly"),
                                      ("Set-Cookie", f"folioRefreshToken={token}; Max-Age=604800; Path=/authn; Secure; HttpOnly")],
                      b'{"accessTokenExpiration":"2099-01-01T00:00:00Z","refreshTokenExpiration":"2099-01-01T00:00:00Z"}')
@@ -122,7 +130,7 @@ def okapi_server() -> None:
     def respond(method: bytes, target: bytes, port: int) -> bytes:
         if method == b"GET" and target.startswith(b"/groups/"):
             by_port[port] = by_port.get(port, 0) + 1
-            return group_answer
+            return the_group if target == the_group_target else group_answer(target.decode())
         if method == b"POST" and target == b"/authn/login-with-expiry":
             return expiry
         if method == b"POST" and target == b"/authn/login":
@@ -330,11 +338,13 @@ def free_port() -> int:
 
 
 def throughput(sides: list[str], server: OkapiServer, token: str, users: int, seconds: float, workdir: Path,
-               cpu: int | None, scraper: Scraper | None = None) -> dict[str, dict]:
-    """Run the given sides at once (each its own Locust process on `cpu`); figures of each over one window."""
+               cpu: int | None, scraper: Scraper | None = None, new_ids: bool = False) -> dict[str, dict]:
+    """Run the given sides at once (each its own Locust process on `cpu`); figures of each over one window.
+    `new_ids`: folioperf's users GET a new id each time (section 1e)."""
     procs = [start_locust(side, server.url, users, START_TIMEOUT + seconds + 30, workdir / side, cpu,
                           ("--prometheus", str(scraper.port)) if side == PROMETHEUS_SIDE and scraper else (),
-                          GENERATOR_BENCH_TOKEN=token, FOLIOPERF_PASSWORD="bench") for side in sides]
+                          GENERATOR_BENCH_TOKEN=token, FOLIOPERF_PASSWORD="bench",
+                          **({"GENERATOR_BENCH_NEW_IDS": "1"} if new_ids else {})) for side in sides]
     try:
         deadline = time.monotonic() + START_TIMEOUT
         while True:  # every process warmed up: spawned, logged in, connections open
@@ -506,6 +516,7 @@ def main() -> int:
     paired: list[dict[str, dict]] = []
     with_metrics: list[dict[str, dict]] = []
     with_trace: list[dict[str, dict]] = []
+    with_trace_new_ids: list[dict[str, dict]] = []
     scraper = None
     with tempfile.TemporaryDirectory(prefix="folioperf-generator-bench-") as tmp:
         work = Path(tmp)
@@ -529,6 +540,8 @@ def main() -> int:
                     sides = ["folioperf", TRACE_SIDE] if n % 2 == 0 else [TRACE_SIDE, "folioperf"]
                     with_trace.append(throughput(sides, server, token, args.users, args.seconds, work / f"trace-{n}",
                                                  locust_cpu))
+                    with_trace_new_ids.append(throughput(sides, server, token, args.users, args.seconds,
+                                                         work / f"trace-new-ids-{n}", locust_cpu, new_ids=True))
             floor = idle_floor(server)
         finally:
             server.stop()
@@ -558,12 +571,15 @@ def main() -> int:
         metrics_ratio = statistics.median(side_by_side(with_metrics, "folioperf", PROMETHEUS_SIDE))
         print(f"   requests per core, folioperf --prometheus / folioperf: {metrics_ratio:.3f} (median; goal >= 0.97: "
               f"{'met' if metrics_ratio >= 0.97 else 'NOT met'})")
-    trace_ratio = None
+    trace_ratio = new_ids_ratio = None
     if with_trace:
         print("   d. side by side on the same CPU: folioperf, and folioperf --trace")
         trace_ratio = statistics.median(side_by_side(with_trace, "folioperf", TRACE_SIDE))
         print(f"   requests per core, folioperf --trace / folioperf: {trace_ratio:.3f} (median; goal >= 0.97: "
               f"{'met' if trace_ratio >= 0.97 else 'NOT met'})")
+        print("   e. as d., with a new id in every request's path (each trace line new to the reader)")
+        new_ids_ratio = statistics.median(side_by_side(with_trace_new_ids, "folioperf", TRACE_SIDE))
+        print(f"   requests per core, folioperf --trace / folioperf, a new id each request: {new_ids_ratio:.3f} (median)")
 
     alone, pair = over["alone"], over["paired"]
     print(f"2. {GET_NAME} delayed {DELAY_MS:g} ms by the sandbox, {args.overhead_seconds:g} s per run; "
@@ -599,6 +615,7 @@ def main() -> int:
         "folioperf_requests": alone["count"], "sandbox_requests": alone["sandbox_count"],
         **({"prometheus_ratio_per_core": round(metrics_ratio, 3)} if metrics_ratio is not None else {}),
         **({"trace_ratio_per_core": round(trace_ratio, 3)} if trace_ratio is not None else {}),
+        **({"trace_new_ids_ratio_per_core": round(new_ids_ratio, 3)} if new_ids_ratio is not None else {}),
         **({"trace_p50_p99_over_ms": [round(over["traced"][q] - DELAY_MS, 2) for q in ("p50", "p99")]}
            if "traced" in over else {}),
     }))

@@ -1,8 +1,9 @@
 """bench/generator.py's folioperf side: the same GET as bench/locust_bare.py, through folioperf.
 
 A FolioUser (so folioperf's plugin logs in, and attaches its metrics listener) whose one task GETs one
-group through `self.okapi` inside `with self.transaction(...)`. At the end of the test it writes
-folioperf's own figures (count, failures, p50, p99 per entry) to $GENERATOR_BENCH_OUT.
+group through `self.okapi` inside `with self.transaction(...)` (with GENERATOR_BENCH_NEW_IDS=1, a new id
+each time). At the end of the test it writes folioperf's own figures (count, failures, p50, p99 per entry)
+to $GENERATOR_BENCH_OUT.
 
 With GENERATOR_BENCH_TRACE=1 it also keeps, per GET, folioperf's response time next to the time the
 sandbox itself reports in its X-Okapi-Trace header (only the overhead measurement sets it: a listener
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import uuid
 
 from locust import events
 
@@ -24,11 +26,14 @@ from folioperf.plugin import FolioRun
 TRANSACTION = "Get group"
 
 
+NEW_IDS = os.environ.get("GENERATOR_BENCH_NEW_IDS") == "1"  # a new id in every request's path (bench 1e)
+
+
 class GetGroup(FolioTaskSet):
     @task
     def get_group(self) -> None:
         with self.transaction(TRANSACTION):
-            self.okapi.get("/groups/{id}", id=GROUP)
+            self.okapi.get("/groups/{id}", id=str(uuid.uuid4()) if NEW_IDS else GROUP)
 
 
 workflow = Workflow(name="bench-get-group", description="One GET per transaction, back to back (bench)",

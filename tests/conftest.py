@@ -110,7 +110,7 @@ def pytest_configure_node(node) -> None:  # pytest-xdist's controller, for each 
         node.workerinput[_BYTECODE_KEY] = node.config.stash[_bytecode_dir]
 
 
-@pytest.hookimpl(optionalhook=True)  # pytest-xdist's: the suite also runs with -p no:xdist
+@pytest.hookimpl(optionalhook=True)  # pytest-xdist's: optional for a run without it (-p no:xdist -o addopts=)
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """`-n auto`: four workers a core (at most 8). Much of a test's time is spent waiting for Locust runs with
     the PTF's think times, not computing, and the long runs start first: with 6 workers on 2 cores, all six sat
