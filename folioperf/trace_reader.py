@@ -44,23 +44,23 @@ class Parts:
 
 
 class TraceReader:
-    """Takes calls' lines as they come, reads them into Parts many calls at a time; remembers line heads,
-    paths and modules across reads."""
+    """Takes calls' lines as they come, reads them into Parts many calls at a time; remembers line heads and
+    modules across reads."""
 
     def __init__(self) -> None:
         self.modules: list[str] = [GATEWAY]  # Parts.module -> name
         self._module_index: dict[str, int] = {GATEWAY: 0}
+        self._module_ids: dict[str, int] = {}  # a module id (its version in it) -> its module's index
         self._lines = array("q")  # each call taken: its number of lines
         self._codes = array("q")  # each line taken: its head's number
         self._times: list[str] = []  # ... and its time, as read: "<µs>us" for Okapi's, the lines of a take a string
         self._forget()
 
     def _forget(self) -> None:
-        """Start the heads and paths afresh (their numbers go together; the modules' stay)."""
-        self._paths: dict[str, int] = {}  # a URL path -> its number
+        """Start the heads afresh (the modules stay)."""
         self._heads: dict[str, int] = {}  # a line's head (all before its time) -> its number
         self._head_module = array("q")  # head number -> module index (-1: not Okapi's format)
-        self._head_path = array("q")  # head number -> path number
+        self._head_path = array("q")  # head number -> its URL path's hash
 
     def take(self, fields: Sequence[list[tuple[str, str]]]) -> None:
         """The next calls' trace fields (okapi_trace.Traced's: lists of (name, line) pairs)."""
@@ -119,19 +119,21 @@ class TraceReader:
     def _learn(self, head: str) -> int:
         """Number a head not seen before (and remember it); one that is not Okapi's
         `<METHOD> <module id> <URL> : <status> ` gets module -1. (A head new twice in a take is numbered
-        twice: the same module and path either way.)"""
+        twice: the same module and path either way.) A path with an id in it makes every line's head new
+        (`GET /inventory/instances/{id}`), so this is lean: paths are told apart by their str hash (64 bits:
+        two paths of one response taken for one another about once in 10**19), not numbered in a dict."""
         code = self._heads[head] = len(self._head_path)
         words = head[:-1].split(" ")
-        okapis = head.endswith(" ") and len(words) == 5 and words[3] == ":"
-        self._head_module.append(self._module(module_name(words[1])) if okapis else -1)
-        self._head_path.append(self._path_number(_path(words[2])) if okapis else -1)
+        if len(words) != 5 or words[3] != ":" or not head.endswith(" "):
+            self._head_module.append(-1)
+            self._head_path.append(-1)
+            return code
+        module = self._module_ids.get(words[1])
+        if module is None:
+            module = self._module_ids[words[1]] = self._module(module_name(words[1]))
+        self._head_module.append(module)
+        self._head_path.append(hash(_path(words[2])))
         return code
-
-    def _path_number(self, path: str) -> int:
-        number = self._paths.get(path)
-        if number is None:
-            number = self._paths[path] = len(self._paths)
-        return number
 
     def _module(self, name: str) -> int:
         index = self._module_index.get(name)
