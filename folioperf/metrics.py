@@ -409,6 +409,14 @@ class Metrics:
         self._row_keys: list[Key] = []  # ... row's number in kept parts, and back
         self.reset()
 
+    def _forget_taken(self) -> None:
+        """--trace: no calls taken yet (their lines wait in the reader as numbers until read): each call's row
+        and ms, each transaction's row and calls (first, end), and the calls that count for no API row (a
+        reset's)."""
+        self._call_rows, self._call_ms = array("q"), array("d")
+        self._transaction_rows, self._transaction_first, self._transaction_end = array("q"), array("q"), array("q")
+        self._uncounted: list[tuple[int, int]] = []
+
     def reset(self) -> None:
         """Forget everything measured; the measured duration starts now (test start, "reset stats")."""
         self._windows: dict[int, dict[Key, Tally]] = {}
@@ -423,11 +431,7 @@ class Metrics:
         self._ended: list[str] = []  # ... and its name
         self._nested: list[tuple[list[Traced], str | list[tuple[str, int, int]], float]] = []  # ... the others
         self._queued = 0  # calls in all
-        # ... and the calls taken, not read yet (their lines wait in the reader as numbers): each call's row and
-        # ms, each transaction's row and calls (first, end), and the calls that count for no API row (a reset's)
-        self._call_rows, self._call_ms = array("q"), array("d")
-        self._transaction_rows, self._transaction_first, self._transaction_end = array("q"), array("q"), array("q")
-        self._uncounted: list[tuple[int, int]] = []
+        self._forget_taken()
         if self._reader is not None:
             self._reader.clear()
         self._kept: list[tuple[Any, Any, Any]] = []  # modules' parts read, not yet in _modules (numpy arrays:
@@ -572,10 +576,7 @@ class Metrics:
             counted[first:end] = False
         transaction_rows, first, end = map(column, (self._transaction_rows, self._transaction_first,
                                                     self._transaction_end))
-        for taken in (self._call_rows, self._call_ms, self._transaction_rows, self._transaction_first,
-                      self._transaction_end):
-            del taken[:]
-        self._uncounted = []
+        self._forget_taken()
         parts = self.expect_traces().read(response_us)
         traced = parts.traced[counted]
         self.traced += int(traced.sum())

@@ -85,7 +85,7 @@ class TraceReader:
         counts, codes = column(self._lines), column(self._codes)
         us = _micros(" ".join(self._times), len(codes))
         self.clear()
-        module, path = column(self._head_module)[codes], column(self._head_path)[codes]
+        module, path = _looked_up(self._head_module, codes), _looked_up(self._head_path, codes)
         if len(self._heads) > MAX_HEADS:  # the numbers were read: start afresh
             self._forget()
         call = np.repeat(np.arange(n), counts)
@@ -182,6 +182,12 @@ def breakdown(lines: list[str], response_us: int) -> dict[str, tuple[int, int]] 
 def column(values: array) -> np.ndarray:
     """A copy of an array('q') as int64 (the array stays free to grow, or to be cleared)."""
     return np.frombuffer(values, dtype=np.int64).copy() if len(values) else np.zeros(0, dtype=np.int64)
+
+
+def _looked_up(table: array, codes: np.ndarray) -> np.ndarray:
+    """table[codes] for an array('q') of the heads: read in place, not copied whole first (it holds up to
+    MAX_HEADS entries, and a read needs the few its codes name); the table stays free to grow."""
+    return np.frombuffer(table, dtype=np.int64)[codes] if len(table) else np.zeros(0, dtype=np.int64)
 
 
 _DIGITS = re.compile(r"[0-9]{1,12}")  # below MAX_US
