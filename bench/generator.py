@@ -119,7 +119,8 @@ def okapi_server() -> None:
                                   ("X-Okapi-Trace", f"GET mod-users-19.5.4 http://10.0.0.5:9132{target} : 200 1200us")],
                        group)
 
-    the_group, the_group_target = group_answer(f"/groups/{GROUP}"), f"/groups/{GROUP}".encode()
+    the_group_target = f"/groups/{GROUP}".encode()
+    the_group = group_answer(the_group_target.decode())
     expiry = _answer("201 Created", [json_type, ("Set-Cookie", f"folioAccessToken={token}; Max-Age=86400; Path=/; Secure; HttpOnly"),
                                      ("Set-Cookie", f"folioRefreshToken={token}; Max-Age=604800; Path=/authn; Secure; HttpOnly")],
                      b'{"accessTokenExpiration":"2099-01-01T00:00:00Z","refreshTokenExpiration":"2099-01-01T00:00:00Z"}')
