@@ -25,7 +25,6 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from functools import cached_property
-from itertools import accumulate, chain, repeat
 from typing import TYPE_CHECKING, Any
 
 from folioperf.errors import FolioperfError
@@ -521,41 +520,41 @@ class Metrics:
         transaction that began before a reset count for the transaction only (it ends after it)."""
         calls, made, ended, nested = self._calls, self._made, self._ended, self._nested
         self._calls, self._made, self._ended, self._nested, self._queued = [], [], [], [], 0
-        if made:  # each transaction's calls after those before
-            at = list(accumulate(map(len, made), initial=len(self._call_ms) + len(calls)))
-            calls += chain.from_iterable(made)
-            self._transaction_rows.extend(self._rows_of(TRANSACTION, ended))
-            self._transaction_first.extend(at[:-1])
-            self._transaction_end.extend(at[1:])
-        for its_calls, its_transactions, started in nested:
-            at = len(self._call_ms) + len(calls)
-            calls += its_calls
-            if started < self.started:
-                self._uncounted.append((at, at + len(its_calls)))
-            for name, first, end in ([(its_transactions, 0, len(its_calls))] if its_transactions.__class__ is str
-                                     else its_transactions):
-                self._transaction_rows.extend(self._rows_of(TRANSACTION, (name,)))
-                self._transaction_first.append(at + first)
-                self._transaction_end.append(at + end)
-        types, names, times_ms, fields = zip(*calls)
-        self._call_rows.extend(self._rows_of(types, names))
-        self._call_ms.extend(times_ms)
-        self.expect_traces().take(fields)
+        base = len(self._call_ms)
+        if calls:  # calls outside transactions first, then each transaction's
+            made.insert(0, calls)
+            ended.insert(0, None)
+        if nested:
+            at = base + sum(map(len, made))
+            for its_calls, its_transactions, started in nested:
+                if started < self.started:
+                    self._uncounted.append((at, at + len(its_calls)))
+                for name, first, end in ([(its_transactions, 0, len(its_calls))] if its_transactions.__class__ is str
+                                         else its_transactions):
+                    self._transaction_rows.append(self._learn_row(TRANSACTION, name))
+                    self._transaction_first.append(at + first)
+                    self._transaction_end.append(at + end)
+                made.append(its_calls)
+                ended.append(None)
+                at += len(its_calls)
+        call_rows, call_ms, transaction_rows, first, end = self.expect_traces().take(made, ended, base, self._row_numbers,
+                                                                                     self._learn_row)
+        self._call_rows.frombytes(call_rows)
+        self._call_ms.frombytes(call_ms)
+        self._transaction_rows.frombytes(transaction_rows)
+        self._transaction_first.frombytes(first)
+        self._transaction_end.frombytes(end)
         if len(self._call_ms) >= TRACE_BATCH:
             self.read_traces()
 
-    def _rows_of(self, types: Sequence[str] | str, names: Sequence[str]) -> list[int]:
-        """The numbers in kept parts of the rows (type, name) of `types` and `names` (or of one type)."""
-        of_type = self._row_numbers.__getitem__  # type -> name -> row number
-        rows = list(map(of_type(types).get, names) if types.__class__ is str else
-                    map(dict.get, map(of_type, types), names))
-        if None in rows:
-            for request_type, name in zip(repeat(types) if types.__class__ is str else types, names):
-                if name not in of_type(request_type):
-                    of_type(request_type)[name] = len(self._row_keys)
-                    self._row_keys.append((request_type, name))
-            return self._rows_of(types, names)
-        return rows  # type: ignore[return-value]
+    def _learn_row(self, request_type: str, name: str) -> int:
+        """The number in kept parts of the row (request_type, name), numbered now if it has none yet."""
+        of_type = self._row_numbers[request_type]
+        row = of_type.get(name)
+        if row is None:
+            row = of_type[name] = len(self._row_keys)
+            self._row_keys.append((request_type, name))
+        return row
 
     def read_traces(self) -> None:
         """--trace: read the calls queued and taken into each module's part of each API call's and

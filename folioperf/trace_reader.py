@@ -15,20 +15,22 @@ from __future__ import annotations
 import re
 import warnings
 from array import array
-from collections.abc import Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import accumulate, chain, repeat
 from operator import itemgetter
 
 import numpy as np
 
-from folioperf.okapi_trace import GATEWAY, HEADER, module_name
+from folioperf.metrics import TRANSACTION
+from folioperf.okapi_trace import GATEWAY, HEADER, Traced, module_name
 
 MAX_HEADS = 50_000  # line heads remembered: ids in URLs make ever new ones
 MAX_US = 1 << 40  # a hop of 12 days or more is no time: nothing sums beyond int64
 MODULE_BITS = 16  # parts are keyed `number << MODULE_BITS | module`
 _VALUE = itemgetter(1)
 _TIME_CHARS = "0123456789us"  # a line's head is the line without these at its end
+Scanned = tuple[bytes, ...]  # `scan`'s: rows, ms, counts, codes, us; transaction rows, firsts, ends
 
 
 @dataclass(frozen=True)
@@ -51,9 +53,9 @@ class TraceReader:
         self.modules: list[str] = [GATEWAY]  # Parts.module -> name
         self._module_index: dict[str, int] = {GATEWAY: 0}
         self._module_ids: dict[str, int] = {}  # a module id (its version in it) -> its module's index
-        self._lines = array("q")  # each call taken: its number of lines
-        self._codes = array("q")  # each line taken: its head's number
-        self._times: list[str] = []  # ... and its time, as read: "<µs>us" for Okapi's, the lines of a take a string
+        self._counts: list[bytes] = []  # each take's calls: their numbers of lines (packed int64, as `scan` gives)
+        self._codes: list[bytes] = []  # ... their lines' heads' numbers
+        self._us: list[bytes] = []  # ... and their lines' µs (-1: not "<µs>us")
         self._forget()
 
     def _forget(self) -> None:
@@ -62,28 +64,27 @@ class TraceReader:
         self._head_module = array("q")  # head number -> module index (-1: not Okapi's format)
         self._head_path = array("q")  # head number -> its URL path's hash
 
-    def take(self, fields: Sequence[list[tuple[str, str]]]) -> None:
-        """The next calls' trace fields (okapi_trace.Traced's: lists of (name, line) pairs)."""
-        lines = list(map(_VALUE, chain.from_iterable(fields)))
-        heads = list(map(str.rstrip, lines, repeat(_TIME_CHARS)))  # "<METHOD> <module id> <URL> : <status> "
-        codes = list(map(self._heads.get, heads))
-        if None in codes:
-            codes = [self._learn(head) if code is None else code for code, head in zip(codes, heads)]
-        self._codes.extend(codes)
-        self._lines.extend(map(len, fields))
-        if lines:
-            self._times.append(" ".join(map(str.removeprefix, lines, heads)))  # "<µs>us" each
+    def take(self, groups: list[list[Traced]], names: list[str | None], base: int,
+             rows: dict[str, dict[str, int]], learn_row: Callable[[str, str], int]) -> Scanned:
+        """The next calls, in groups (a transaction's, when it has a name): keeps their lines, as numbers, until
+        read; gives the rest of `scan`'s arrays: each call's row and response ms, and each transaction's row,
+        first call and end, the calls numbered from `base` on (rows[type][name], or learn_row's numbers)."""
+        call_rows, call_ms, counts, codes, us, *transactions = scan(groups, names, base, TRANSACTION, rows,
+                                                                     self._heads, learn_row, self._learn)
+        self._counts.append(counts)
+        self._codes.append(codes)
+        self._us.append(us)
+        return call_rows, call_ms, *transactions
 
     def clear(self) -> None:
         """Forget the calls taken and not read."""
-        del self._lines[:], self._codes[:]
-        self._times = []
+        self._counts, self._codes, self._us = [], [], []
 
     def read(self, response_us: np.ndarray) -> Parts:
         """The parts of the calls taken since the last read (or clear), in their order; they took `response_us`."""
-        n = len(self._lines)
-        counts, codes = column(self._lines), column(self._codes)
-        us = _micros(" ".join(self._times), len(codes))
+        counts, codes, us = (np.frombuffer(b"".join(chunks), dtype=np.int64) for chunks in (self._counts, self._codes,
+                                                                                         self._us))
+        n = len(counts)
         self.clear()
         module, path = _looked_up(self._head_module, codes), _looked_up(self._head_path, codes)
         if len(self._heads) > MAX_HEADS:  # the numbers were read: start afresh
@@ -113,15 +114,18 @@ class TraceReader:
         """The parts of calls whose lines are `lines`, `counts[i]` of them the i-th call's, which took
         `response_us[i]` (with no call taken before)."""
         bounds = [0, *accumulate(counts)]
-        self.take([[(HEADER, line) for line in lines[a:b]] for a, b in zip(bounds, bounds[1:])])
+        self.take([[("", "", 0.0, [(HEADER, line) for line in lines[a:b]]) for a, b in zip(bounds, bounds[1:])]],
+                  [None], 0, {}, lambda _type, _name: 0)
         return self.read(response_us)
 
     def _learn(self, head: str) -> int:
         """Number a head not seen before (and remember it); one that is not Okapi's
-        `<METHOD> <module id> <URL> : <status> ` gets module -1. (A head new twice in a take is numbered
-        twice: the same module and path either way.) A path with an id in it makes every line's head new
+        `<METHOD> <module id> <URL> : <status> ` gets module -1. A path with an id in it makes every line's head new
         (`GET /inventory/instances/{id}`), so this is lean: paths are told apart by their str hash (64 bits:
         two paths of one response taken for one another about once in 10**19), not numbered in a dict."""
+        code = self._heads.get(head)
+        if code is not None:
+            return code
         code = self._heads[head] = len(self._head_path)
         words = head[:-1].split(" ")
         if len(words) != 5 or words[3] != ":" or not head.endswith(" "):
@@ -179,6 +183,45 @@ def breakdown(lines: list[str], response_us: int) -> dict[str, tuple[int, int]] 
     return {reader.modules[m]: (us, hops) for m, us, hops in zip(parts.module.tolist(), parts.us.tolist(), parts.hops.tolist())}
 
 
+def scan_in_python(groups: list[list[Traced]], names: list[str | None], base: int, transaction: str,
+                   rows: dict[str, dict[str, int]], heads: dict[str, int], learn_row: Callable[[str, str], int],
+                   learn_head: Callable[[str], int]) -> Scanned:
+    """`scan` in Python (folioperf/_tracescan.c has it in C, and says what it gives): for an install that could
+    not build the C, and the reference its tests hold the C to. learn_row and learn_head number what `rows`
+    and `heads` do not (and may be asked twice for one)."""
+    calls = list(chain.from_iterable(groups))
+    bounds = list(accumulate(map(len, groups), initial=base))
+    transactions = [(name, first, end) for name, first, end in zip(names, bounds, bounds[1:]) if name is not None]
+    if transactions:
+        of_transaction = rows.get(transaction, {})
+        t_names, t_first, t_end = zip(*transactions)
+        t_rows = [of_transaction.get(name) if name in of_transaction else learn_row(transaction, name)
+                  for name in t_names]
+    else:
+        t_rows, t_first, t_end = [], (), ()
+    if not calls:
+        return b"", b"", b"", b"", b"", *(array("q", column).tobytes() for column in (t_rows, t_first, t_end))
+    types, call_names, times_ms, fields = zip(*calls)
+    call_rows = list(map(dict.get, map(rows.get, types, repeat({})), call_names))
+    if None in call_rows:
+        call_rows = [learn_row(t, name) if row is None else row for row, t, name in zip(call_rows, types, call_names)]
+    lines = list(map(_VALUE, chain.from_iterable(fields)))
+    line_heads = list(map(str.rstrip, lines, repeat(_TIME_CHARS)))  # "<METHOD> <module id> <URL> : <status> "
+    codes = list(map(heads.get, line_heads))
+    if None in codes:
+        codes = [learn_head(head) if code is None else code for code, head in zip(codes, line_heads)]
+    us = _micros(" ".join(map(str.removeprefix, lines, line_heads)), len(lines))  # "<µs>us" each
+    return (array("q", call_rows).tobytes(), array("d", times_ms).tobytes(), array("q", map(len, fields)).tobytes(),
+            array("q", codes).tobytes(), us.tobytes(), *(array("q", column).tobytes() for column in (t_rows, t_first,
+                                                                                                   t_end)))
+
+
+try:
+    from folioperf._tracescan import scan
+except ImportError:  # installed where no C compiler was at hand: the same, 2 to 3 times the cost per call
+    scan = scan_in_python
+
+
 def column(values: array) -> np.ndarray:
     """A copy of an array('q') as int64 (the array stays free to grow, or to be cleared)."""
     return np.frombuffer(values, dtype=np.int64).copy() if len(values) else np.zeros(0, dtype=np.int64)
@@ -190,7 +233,7 @@ def _looked_up(table: array, codes: np.ndarray) -> np.ndarray:
     return np.frombuffer(table, dtype=np.int64)[codes] if len(table) else np.zeros(0, dtype=np.int64)
 
 
-_DIGITS = re.compile(r"[0-9]{1,12}")  # below MAX_US
+_DIGITS = re.compile(r"[0-9]+")
 
 
 def _micros(times: str, n: int) -> np.ndarray:
@@ -205,8 +248,15 @@ def _micros(times: str, n: int) -> np.ndarray:
             us = np.fromstring(digits, dtype=np.int64, sep=" ")
         if len(us) == n and us.max() < MAX_US:
             return us
-    return np.array([int(t[:-2]) if t.endswith("us") and _DIGITS.fullmatch(t, 0, len(t) - 2) else -1
-                     for t in times.split(" ")] if n else [], dtype=np.int64)
+    return np.array([_token_us(t) for t in times.split(" ")] if n else [], dtype=np.int64)
+
+
+def _token_us(token: str) -> int:
+    """A `<digits>us` token's µs, below MAX_US; -1 for anything else."""
+    if not (token.endswith("us") and _DIGITS.fullmatch(token, 0, len(token) - 2)):
+        return -1
+    us = int(token[:-2])
+    return us if us < MAX_US else -1
 
 
 def _path(url: str) -> str:

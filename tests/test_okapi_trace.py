@@ -9,12 +9,34 @@ from requests.structures import CaseInsensitiveDict
 
 from folioperf import trace_reader
 from folioperf.okapi_trace import FIELD, GATEWAY, HEADER, as_list, header_lines, module_name, raw_headers, trace_field
-from folioperf.trace_reader import TraceReader, breakdown, summed
+from folioperf.trace_reader import TraceReader, breakdown, scan_in_python, summed
 
 PATH = "/circulation/check-out-by-barcode"
 
 
-def test_okapis_own_chain_is_the_auth_filter_the_serving_module_and_the_rest_is_the_gateway():
+def c_scan():
+    """The C reader; the suite runs where the install had a C compiler, so not finding it is a failure."""
+    try:
+        from folioperf._tracescan import scan  # noqa: PLC0415
+    except ImportError as exc:
+        pytest.fail(f"folioperf._tracescan was not built (pip install -e . needs a C compiler): {exc}")
+    return scan
+
+
+@pytest.fixture(params=["C", "Python"])
+def scan(request, monkeypatch):
+    """Each way the reader scans lines: the C extension, and the Python it falls back to without one."""
+    chosen = c_scan() if request.param == "C" else scan_in_python
+    monkeypatch.setattr(trace_reader, "scan", chosen)
+    return chosen
+
+
+def take(reader: TraceReader, fields: list) -> None:
+    """Calls with these trace fields, taken by the reader (their rows are not the point here)."""
+    reader.take([[("GET", "GET /a", 1.0, field) for field in fields]], [None], 0, {}, lambda _type, _name: 0)
+
+
+def test_okapis_own_chain_is_the_auth_filter_the_serving_module_and_the_rest_is_the_gateway(scan):
     lines = [
         f"POST mod-authtoken-2.14.1 http://10.0.0.5:9131{PATH} : 202 1544us",
         f"POST mod-circulation-24.0.0 http://10.0.0.5:9134{PATH} : 201 45213us",
@@ -23,7 +45,7 @@ def test_okapis_own_chain_is_the_auth_filter_the_serving_module_and_the_rest_is_
         "mod-authtoken": (1544, 1), "mod-circulation": (45213, 1), GATEWAY: (50_000 - 1544 - 45213, 0)}
 
 
-def test_calls_the_serving_module_made_come_out_of_its_own_time():
+def test_calls_the_serving_module_made_come_out_of_its_own_time(scan):
     lines = [
         "GET mod-users-19.2.0 http://sandbox:9130/users.. : 200 3000us",
         "GET mod-inventory-storage-27.0.0 http://sandbox:9130/item-storage/items.. : 200 4000us",
@@ -48,7 +70,7 @@ def test_parallel_calls_longer_than_the_serving_hop_leave_it_at_zero():
     assert breakdown(lines, 1200)["mod-circulation"] == (0, 1)
 
 
-def test_a_line_that_is_not_okapis_counts_for_nothing():
+def test_a_line_that_is_not_okapis_counts_for_nothing(scan):
     good = f"POST mod-circulation-24.0.0 http://h{PATH} : 201 900us"
     odd = ["POST mod-users-1.0.0 http://h/users : 200 -5us", "POST mod-users-1.0.0 http://h/users : 200 5ms",
            "POST mod-users-1.0.0 http://h/users : 200 xus", "POST mod-users-1.0.0 : 200 5us",
@@ -69,12 +91,12 @@ def test_a_transactions_parts_are_its_calls_summed():
                         (first, "mod-circulation"): (900, 1), (first, GATEWAY): (100, 0)}
 
 
-def test_calls_taken_without_lines_leave_the_others_times_alone():
+def test_calls_taken_without_lines_leave_the_others_times_alone(scan):
     reader = TraceReader()
     users = [(HEADER, "GET mod-users-1.0.0 http://h/users : 200 700us")]
-    reader.take([users, [(HEADER, "GET mod-x-1.0.0 http://h/a : 200 12ms")]])  # a time not in µs: no time
-    reader.take([[]])  # an answer without lines
-    reader.take([users])
+    take(reader, [users, [(HEADER, "GET mod-x-1.0.0 http://h/a : 200 12ms")]])  # a time not in µs: no time
+    take(reader, [[]])  # an answer without lines
+    take(reader, [users])
     parts = reader.read(np.array([1000, 900, 800, 1100]))
     assert [(c, reader.modules[m], us) for c, m, us in zip(parts.call.tolist(), parts.module.tolist(), parts.us.tolist())] \
         == [(0, GATEWAY, 300), (0, "mod-users", 700), (3, GATEWAY, 400), (3, "mod-users", 700)]
@@ -144,7 +166,7 @@ def random_lines(rng: random.Random) -> list[str]:
 
 
 @pytest.mark.parametrize("max_heads", [trace_reader.MAX_HEADS, 5])
-def test_calls_read_in_batches_have_the_parts_each_has_on_its_own(monkeypatch, max_heads):
+def test_calls_read_in_batches_have_the_parts_each_has_on_its_own(monkeypatch, max_heads, scan):
     """The reader's numpy over a batch gives every call the parts the rules give it alone, whatever its
     lines, with its heads remembered across batches or forgotten (MAX_HEADS) in between."""
     monkeypatch.setattr(trace_reader, "MAX_HEADS", max_heads)
@@ -164,7 +186,7 @@ def test_calls_read_in_batches_have_the_parts_each_has_on_its_own(monkeypatch, m
         k = 0
         while k < len(fields):  # taken a few calls at a time (a take with no line too), read all at once
             size = rng.randrange(1, 8)
-            reader.take(fields[k:k + size])
+            take(reader, fields[k:k + size])
             k += size
         parts = reader.read((np.array(times_ms) * 1000.0 + 0.5).astype(np.int64))
         for module in set(parts.module.tolist()):
@@ -203,3 +225,42 @@ def test_a_batchs_transactions_have_their_calls_parts_added_up(shape):
                 expected[module] = (total + us, n + hops)
         assert got.get(g, {}) == expected
         assert added.traced[g] == bool(expected)
+
+
+def test_the_c_scan_gives_byte_for_byte_what_the_python_one_does():
+    """Rows, ms, line counts, head numbers and µs alike, and each named group's transaction, heads and rows
+    learnt alike, for Okapi's lines and odd ones: a time that is no `<digits>us`, too long, only `us`,
+    non-ASCII text, an empty line; groups with no call, with no name."""
+    rng = random.Random(3)
+    odd = ["", "us", "123us", "GET mod-x-1.0.0 http://h/a : 200 0us", "GET mod-x-1.0.0 http://h/a : 200 1099511627775us",
+           "GET mod-x-1.0.0 http://h/a : 200 1099511627776us", "GET mod-x-1.0.0 http://h/a : 200 00000000000000000000042us",
+           "GET mod-x-1.0.0 http://h/caf\u00e9 : 200 7us", "GET mod-x-1.0.0 http://h/\u20ac : 200 8us",
+           "GET mod-x-1.0.0 http://h/\U0001f600 : 200 9us", "GET mod-x-1.0.0 http://h/a : 200 5sus", "GET 5u5us"]
+    calls = []
+    for k in range(400):
+        lines = random_lines(rng) + ([rng.choice(odd)] if rng.random() < 0.3 else [])
+        calls.append((rng.choice(["GET", "POST"]), f"name {rng.randrange(6)}", rng.randrange(10**6) / 1000,
+                      [(HEADER, line) for line in lines] if k % 17 else []))
+    batches = []
+    while calls:
+        groups = [[calls.pop() for _ in range(min(len(calls), rng.randrange(4)))] for _ in range(rng.randrange(1, 12))]
+        batches.append((groups, [rng.choice([None, "Check out", "Check in"]) for _ in groups]))
+
+    def run(scan):
+        rows: dict[str, dict[str, int]] = {}
+        heads: dict[str, int] = {}
+
+        def learn_row(request_type, name):  # numbered as folioperf.metrics does: asked twice, the same number
+            of_type = rows.setdefault(request_type, {})
+            return of_type.setdefault(name, sum(map(len, rows.values())))
+
+        def learn_head(head):
+            return heads.setdefault(head, len(heads))
+
+        base, out = 7, []
+        for groups, names in batches:
+            out.append(scan(groups, names, base, "Transaction", rows, heads, learn_row, learn_head))
+            base += sum(map(len, groups))
+        return out, rows, heads
+
+    assert run(c_scan()) == run(scan_in_python)
