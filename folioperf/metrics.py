@@ -51,7 +51,7 @@ PERCENTILES = (0.50, 0.75, 0.90, 0.95, 0.99)
 ERROR_MESSAGE_LIMIT = 300
 
 _NO_MIN = 1 << 62  # min_us of a tally without timed samples
-TAKE_BATCH = 32  # --trace: calls queued before their lines become numbers: a few, kept hot (folioperf.trace_reader)
+TAKE_BATCH = 32  # --trace: calls queued before they are scanned into parts: a few, kept hot (folioperf.trace_reader)
 TRACE_BATCH = 4096  # --trace: calls taken before they are read, all at once
 TRACES_KEPT = 100_000  # --trace: modules' parts kept before they are tallied, all at once
 # Windows older than this (on the master's clock) are reduced to their figures; a worker report that
@@ -409,10 +409,9 @@ class Metrics:
         self.reset()
 
     def _forget_taken(self) -> None:
-        """--trace: no calls taken yet (their lines wait in the reader as numbers until read): each call's row
-        and ms, each transaction's row and calls (first, end), and the calls that count for no API row (a
-        reset's)."""
-        self._call_rows, self._call_ms = array("q"), array("d")
+        """--trace: no calls taken yet (their parts wait in the reader until read): each call's row, each
+        transaction's row and calls (first, end), and the calls that count for no API row (a reset's)."""
+        self._call_rows = array("q")
         self._transaction_rows, self._transaction_first, self._transaction_end = array("q"), array("q"), array("q")
         self._uncounted: list[tuple[int, int]] = []
 
@@ -515,12 +514,12 @@ class Metrics:
             self._take()
 
     def _take(self) -> None:
-        """Hand the queued calls' lines to the reader (which keeps them as numbers), and keep their rows and
-        times, and their transactions' rows and calls; read them every TRACE_BATCH calls. The calls of a
+        """Hand the queued calls to the reader (which keeps their parts), and keep their rows, and their
+        transactions' rows and calls; read them every TRACE_BATCH calls. The calls of a
         transaction that began before a reset count for the transaction only (it ends after it)."""
         calls, made, ended, nested = self._calls, self._made, self._ended, self._nested
         self._calls, self._made, self._ended, self._nested, self._queued = [], [], [], [], 0
-        base = len(self._call_ms)
+        base = len(self._call_rows)
         if calls:  # calls outside transactions first, then each transaction's
             made.insert(0, calls)
             ended.insert(0, None)
@@ -537,14 +536,13 @@ class Metrics:
                 made.append(its_calls)
                 ended.append(None)
                 at += len(its_calls)
-        call_rows, call_ms, transaction_rows, first, end = self.expect_traces().take(made, ended, base, self._row_numbers,
-                                                                                     self._learn_row)
+        call_rows, transaction_rows, first, end = self.expect_traces().take(made, ended, base, TRANSACTION,
+                                                                            self._row_numbers, self._learn_row)
         self._call_rows.frombytes(call_rows)
-        self._call_ms.frombytes(call_ms)
         self._transaction_rows.frombytes(transaction_rows)
         self._transaction_first.frombytes(first)
         self._transaction_end.frombytes(end)
-        if len(self._call_ms) >= TRACE_BATCH:
+        if len(self._call_rows) >= TRACE_BATCH:
             self.read_traces()
 
     def _learn_row(self, request_type: str, name: str) -> int:
@@ -562,13 +560,12 @@ class Metrics:
         them."""
         if self._queued:
             self._take()
-        if not self._call_ms:
+        if not self._call_rows:
             return
         import numpy as np  # noqa: PLC0415  (imported with the reader)
 
         from folioperf.trace_reader import MODULE_BITS, column, summed  # noqa: PLC0415
 
-        response_us = (np.frombuffer(self._call_ms, dtype=np.float64) * 1000.0 + 0.5).astype(np.int64)
         rows = column(self._call_rows)
         counted = np.ones(len(rows), dtype=bool)
         for first, end in self._uncounted:
@@ -576,7 +573,7 @@ class Metrics:
         transaction_rows, first, end = map(column, (self._transaction_rows, self._transaction_first,
                                                     self._transaction_end))
         self._forget_taken()
-        parts = self.expect_traces().read(response_us)
+        parts = self.expect_traces().read()
         traced = parts.traced[counted]
         self.traced += int(traced.sum())
         self.untraced += len(traced) - int(traced.sum())

@@ -31,9 +31,11 @@ def scan(request, monkeypatch):
     return chosen
 
 
-def take(reader: TraceReader, fields: list) -> None:
-    """Calls with these trace fields, taken by the reader (their rows are not the point here)."""
-    reader.take([[("GET", "GET /a", 1.0, field) for field in fields]], [None], 0, {}, lambda _type, _name: 0)
+def take(reader: TraceReader, fields: list, times_ms: list[float], base: int) -> None:
+    """Calls with these trace fields and response times, numbered from `base` on, taken by the reader (their
+    rows are not the point here)."""
+    reader.take([[("GET", "GET /a", ms, field) for field, ms in zip(fields, times_ms)]], [None], base, "Transaction",
+                {}, lambda _type, _name: 0)
 
 
 def test_okapis_own_chain_is_the_auth_filter_the_serving_module_and_the_rest_is_the_gateway(scan):
@@ -94,10 +96,10 @@ def test_a_transactions_parts_are_its_calls_summed():
 def test_calls_taken_without_lines_leave_the_others_times_alone(scan):
     reader = TraceReader()
     users = [(HEADER, "GET mod-users-1.0.0 http://h/users : 200 700us")]
-    take(reader, [users, [(HEADER, "GET mod-x-1.0.0 http://h/a : 200 12ms")]])  # a time not in µs: no time
-    take(reader, [[]])  # an answer without lines
-    take(reader, [users])
-    parts = reader.read(np.array([1000, 900, 800, 1100]))
+    take(reader, [users, [(HEADER, "GET mod-x-1.0.0 http://h/a : 200 12ms")]], [1.0, 0.9], 0)  # a time not in µs
+    take(reader, [[]], [0.8], 2)  # an answer without lines
+    take(reader, [users], [1.1], 3)
+    parts = reader.read()
     assert [(c, reader.modules[m], us) for c, m, us in zip(parts.call.tolist(), parts.module.tolist(), parts.us.tolist())] \
         == [(0, GATEWAY, 300), (0, "mod-users", 700), (3, GATEWAY, 400), (3, "mod-users", 700)]
     assert parts.traced.tolist() == [True, False, False, True]
@@ -186,9 +188,9 @@ def test_calls_read_in_batches_have_the_parts_each_has_on_its_own(monkeypatch, m
         k = 0
         while k < len(fields):  # taken a few calls at a time (a take with no line too), read all at once
             size = rng.randrange(1, 8)
-            take(reader, fields[k:k + size])
+            take(reader, fields[k:k + size], times_ms[k:k + size], k)
             k += size
-        parts = reader.read((np.array(times_ms) * 1000.0 + 0.5).astype(np.int64))
+        parts = reader.read()
         for module in set(parts.module.tolist()):
             assert named.setdefault(module, reader.modules[module]) == reader.modules[module]
         got: dict[int, dict[str, tuple[int, int]]] = {}
@@ -228,8 +230,8 @@ def test_a_batchs_transactions_have_their_calls_parts_added_up(shape):
 
 
 def test_the_c_scan_gives_byte_for_byte_what_the_python_one_does():
-    """Rows, ms, line counts, head numbers and µs alike, and each named group's transaction, heads and rows
-    learnt alike, for Okapi's lines and odd ones: a time that is no `<digits>us`, too long, only `us`,
+    """Rows, each module's part of each call and whether it was traced alike, and each named group's
+    transaction, heads and rows learnt alike, for Okapi's lines and odd ones: a time that is no `<digits>us`, too long, only `us`,
     non-ASCII text, an empty line; groups with no call, with no name."""
     rng = random.Random(3)
     odd = ["", "us", "123us", "GET mod-x-1.0.0 http://h/a : 200 0us", "GET mod-x-1.0.0 http://h/a : 200 1099511627775us",
@@ -248,14 +250,14 @@ def test_the_c_scan_gives_byte_for_byte_what_the_python_one_does():
 
     def run(scan):
         rows: dict[str, dict[str, int]] = {}
-        heads: dict[str, int] = {}
+        heads: dict[str, tuple[int, int]] = {}
 
         def learn_row(request_type, name):  # numbered as folioperf.metrics does: asked twice, the same number
             of_type = rows.setdefault(request_type, {})
             return of_type.setdefault(name, sum(map(len, rows.values())))
 
-        def learn_head(head):
-            return heads.setdefault(head, len(heads))
+        def learn_head(head):  # (module, path): some not Okapi's, some paths shared
+            return heads.setdefault(head, (len(heads) % 9 - 1, len(head) % 4))
 
         base, out = 7, []
         for groups, names in batches:
