@@ -234,7 +234,10 @@ static PyObject *scan(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
                 PyErr_SetString(PyExc_RuntimeError, "a traced call's field changed while it was read");
                 goto failed;
             }
-            if (scan_call(call, base + i, rows, heads, learn_row, learn_head, row + i, traced + i, &parts) < 0)
+            Py_INCREF(call);  /* held while learn_* run Python code */
+            int scanned = scan_call(call, base + i, rows, heads, learn_row, learn_head, row + i, traced + i, &parts);
+            Py_DECREF(call);
+            if (scanned < 0)
                 goto failed;
         }
         if (name != Py_None && t < named) {
