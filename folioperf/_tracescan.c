@@ -25,7 +25,7 @@
 
 static int time_char(Py_UCS4 c) { return (c >= '0' && c <= '9') || c == 'u' || c == 's'; }
 
-/* The µs of a line's last `len` characters from `start`, if they are "<digits>us" below MAX_US; else -1. */
+/* The µs of a line's characters from `start` to `end`, if they are "<digits>us" below MAX_US; else -1. */
 static int64_t micros(int kind, const void *data, Py_ssize_t start, Py_ssize_t end) {
     if (end - start < 3 || PyUnicode_READ(kind, data, end - 1) != 's' || PyUnicode_READ(kind, data, end - 2) != 'u')
         return -1;
@@ -41,20 +41,20 @@ static int64_t micros(int kind, const void *data, Py_ssize_t start, Py_ssize_t e
     return value;
 }
 
-/* A number a dict holds for `key`, or what `learn(*args)` gives; -1 with an exception set on failure. */
-static int64_t numbered(PyObject *dict, PyObject *key, PyObject *learn, PyObject *arg0, PyObject *arg1) {
-    PyObject *found = dict != NULL ? PyDict_GetItemWithError(dict, key) : NULL;  /* borrowed */
+/* The row of (type, name): of_type[name] (of_type = rows[type], NULL when rows has none), or what
+ * learn_row(type, name) numbers it; -1 with an exception set on failure. */
+static int64_t row_of(PyObject *of_type, PyObject *type, PyObject *name, PyObject *learn_row) {
+    PyObject *found = of_type != NULL ? PyDict_GetItemWithError(of_type, name) : NULL;  /* borrowed */
     if (found != NULL)
         return PyLong_AsLongLong(found);
     if (PyErr_Occurred())
         return -1;
-    PyObject *got = arg1 != NULL ? PyObject_CallFunctionObjArgs(learn, arg0, arg1, NULL)
-                                 : PyObject_CallOneArg(learn, arg0);
+    PyObject *got = PyObject_CallFunctionObjArgs(learn_row, type, name, NULL);
     if (got == NULL)
         return -1;
-    int64_t number = PyLong_AsLongLong(got);
+    int64_t row = PyLong_AsLongLong(got);
     Py_DECREF(got);
-    return number;
+    return row;
 }
 
 /* The parts of the calls scanned so far: one entry per (call, module) that has one. */
@@ -100,7 +100,7 @@ static int scan_call(PyObject *call, int64_t index, PyObject *rows, PyObject *he
     PyObject *of_type = PyDict_GetItemWithError(rows, type);  /* borrowed */
     if (of_type == NULL && PyErr_Occurred())
         return -1;
-    if ((*row = numbered(of_type, name, learn_row, type, name)) == -1 && PyErr_Occurred())
+    if ((*row = row_of(of_type, type, name, learn_row)) == -1 && PyErr_Occurred())
         return -1;
     double ms = PyFloat_AsDouble(PyTuple_GET_ITEM(call, 2));
     if (ms == -1.0 && PyErr_Occurred())
@@ -217,7 +217,7 @@ static PyObject *scan(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         if (of_transaction == NULL && (of_transaction = PyDict_GetItemWithError(rows, transaction)) == NULL
                 && PyErr_Occurred())
             goto failed;
-        if ((t_row[t++] = numbered(of_transaction, name, learn_row, transaction, name)) == -1 && PyErr_Occurred())
+        if ((t_row[t++] = row_of(of_transaction, transaction, name, learn_row)) == -1 && PyErr_Occurred())
             goto failed;
     }
     t = 0;

@@ -203,8 +203,8 @@ except ImportError:  # installed where no C compiler was at hand: the same, at a
 
 
 def column(values: array) -> np.ndarray:
-    """A copy of an array('q') as int64 (the array stays free to grow, or to be cleared)."""
-    return np.frombuffer(values, dtype=np.int64).copy() if len(values) else np.zeros(0, dtype=np.int64)
+    """An array('q') as int64, in place, not copied: for one no longer grown (a view keeps it from resizing)."""
+    return np.frombuffer(values, dtype=np.int64)
 
 
 def _token_us(token: str) -> int:
