@@ -1,27 +1,33 @@
-/* folioperf._tracescan: what a --trace run does for every API call, in C. folioperf.trace_reader.scan_in_python
+/* folioperf._tracescan: what a --trace run does for every API call, in C. folioperf.trace_reader.TalliesInPython
  * is the same in Python: where no C compiler was at hand, and the reference the tests hold this to.
  *
- * scan(groups, names, base, transaction, rows, heads, learn_row, learn_head) reads groups of calls (each a list
- * of folioperf.okapi_trace.Traced: (request type, name, response ms, trace field: a list of (name, line) pairs)),
- * the calls numbered from `base` on, into nine packed arrays:
- *   rows      int64 per call: rows[type][name], or learn_row(type, name) for a row not numbered yet
- *   parts     int64 call, module, µs, hops per (call, module) with a part, by call then module: each module's
- *             part of the call by folioperf.okapi_trace's rules, module 0 the gateway's (its hops 0)
- *   traced    one byte per call: 1 if any of its lines could be read
- *   and per group whose name (names[g]) is not None, a transaction of all its calls: its row
- *   (rows[transaction][name]), and its first call's number and the one after its last.
+ * Tallies(sub_bucket_bits) keeps, per key `row << 16 | module`, each module's figures in the responses of a row
+ * (an API's or a transaction's): samples, hops, sum, min and max µs, and the histogram folioperf.metrics.Tally
+ * keeps (a value cut to sub_bucket_bits significant bits: its bucket), in two hash tables of plain integers.
+ *
+ * Tallies.scan(groups, ended, counted, transaction, rows, heads, learn_row, learn_head) -> (traced, untraced)
+ * reads groups of calls, each a list of folioperf.okapi_trace.Traced: (request type, name, response ms, trace
+ * field: a list of (name, line) pairs, one pair, or None). A call's parts by folioperf.okapi_trace's rules (its
+ * readable lines' hops, the serving module's less the calls it made, the gateway's rest as module 0 with no
+ * hop; one part per module) are one sample each of its row, rows[type][name] (or learn_row(type, name)), when
+ * `counted`; ended[g] names the transactions that ended in group g: None, a name (one transaction of all its
+ * calls) or a list of (name, first, end), calls[first:end] each; a transaction's parts, its calls' summed per
+ * module, are one sample each of its row rows[transaction][name]. A group's transaction rows are numbered before
+ * its calls'. traced/untraced count the counted calls with and without a readable line.
  * A line's head is the line without the run of `0123456789us` that ends it (str.rstrip's rule); heads[head]
  * (or learn_head(head)) is its (module, path's hash), module -1 for a line that is not Okapi's; the run is its
- * µs if it is "<digits>us" below MAX_US. A line with both counts. Per line that is one short string made and
- * looked up, and no Python call: the loops the interpreter would run per call and per line are the cost
- * --trace must keep small. */
+ * µs if it is "<digits>us" below MAX_US. A line with both counts.
+ *
+ * Tallies.drain() -> [(key, samples, hops, sum, min, max, {bucket: count}), ...] gives what was kept, and
+ * forgets it. Per line a --trace call costs one short string made and looked up, and no Python call. */
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
+#include <string.h>
 
 #define MAX_US ((int64_t)1 << 40)
-#define OUTPUTS 9
+#define MODULE_BITS 16
 
 static int time_char(Py_UCS4 c) { return (c >= '0' && c <= '9') || c == 'u' || c == 's'; }
 
@@ -41,38 +47,158 @@ static int64_t micros(int kind, const void *data, Py_ssize_t start, Py_ssize_t e
     return value;
 }
 
+static int bit_length(uint64_t x) {
+#if defined(__GNUC__) || defined(__clang__)
+    return x ? 64 - __builtin_clzll(x) : 0;
+#else
+    int n = 0;
+    for (; x; x >>= 1)
+        n++;
+    return n;
+#endif
+}
+
+static uint64_t mix(uint64_t x) {  /* splitmix64's finaliser: keys that differ in a few bits spread */
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ULL;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
+/* -- the tables: open addressing, linear probing, at most half full ------------------------------------ */
+
+typedef struct { int64_t key, samples, hops, sum, min, max; } Figures;  /* key -1: an empty slot */
+typedef struct { int64_t key, bucket, count; } Bucket;
+
+typedef struct {
+    PyObject_HEAD
+    int sub_bucket_bits;
+    Figures *figures;
+    Bucket *buckets;
+    size_t figures_size, figures_used, buckets_size, buckets_used;  /* sizes: powers of 2 */
+} Tallies;
+
+static Figures *new_figures(size_t size) {
+    Figures *table = PyMem_Malloc(size * sizeof(Figures));
+    for (size_t k = 0; table != NULL && k < size; k++)
+        table[k].key = -1;
+    return table;
+}
+
+static Bucket *new_buckets(size_t size) {
+    Bucket *table = PyMem_Malloc(size * sizeof(Bucket));
+    for (size_t k = 0; table != NULL && k < size; k++)
+        table[k].key = -1;
+    return table;
+}
+
+static Figures *figures_slot(Figures *table, size_t size, int64_t key) {
+    size_t k = mix((uint64_t)key) & (size - 1);
+    while (table[k].key != -1 && table[k].key != key)
+        k = (k + 1) & (size - 1);
+    return &table[k];
+}
+
+static Bucket *bucket_slot(Bucket *table, size_t size, int64_t key, int64_t bucket) {
+    size_t k = mix((uint64_t)key ^ mix((uint64_t)bucket)) & (size - 1);
+    while (table[k].key != -1 && (table[k].key != key || table[k].bucket != bucket))
+        k = (k + 1) & (size - 1);
+    return &table[k];
+}
+
+static int grow_figures(Tallies *self) {
+    size_t size = self->figures_size * 2;
+    Figures *table = new_figures(size);
+    if (table == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (size_t k = 0; k < self->figures_size; k++)
+        if (self->figures[k].key != -1)
+            *figures_slot(table, size, self->figures[k].key) = self->figures[k];
+    PyMem_Free(self->figures);
+    self->figures = table, self->figures_size = size;
+    return 0;
+}
+
+static int grow_buckets(Tallies *self) {
+    size_t size = self->buckets_size * 2;
+    Bucket *table = new_buckets(size);
+    if (table == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (size_t k = 0; k < self->buckets_size; k++)
+        if (self->buckets[k].key != -1)
+            *bucket_slot(table, size, self->buckets[k].key, self->buckets[k].bucket) = self->buckets[k];
+    PyMem_Free(self->buckets);
+    self->buckets = table, self->buckets_size = size;
+    return 0;
+}
+
+/* One sample of `us` in `hops` hops under `key`, as folioperf.metrics.Tally.time takes it (count + 1). */
+static int tally(Tallies *self, int64_t key, int64_t us, int64_t hops) {
+    if ((self->figures_used + 1) * 2 > self->figures_size && grow_figures(self) < 0)
+        return -1;
+    if ((self->buckets_used + 1) * 2 > self->buckets_size && grow_buckets(self) < 0)
+        return -1;
+    if (us < 0)
+        us = 0;
+    Figures *f = figures_slot(self->figures, self->figures_size, key);
+    if (f->key == -1) {
+        *f = (Figures){key, 0, 0, 0, us, us};
+        self->figures_used++;
+    }
+    f->samples++, f->hops += hops, f->sum += us;
+    if (us < f->min)
+        f->min = us;
+    if (us > f->max)
+        f->max = us;
+    int shift = bit_length((uint64_t)us) - self->sub_bucket_bits;
+    int64_t bucket = shift > 0 ? us >> shift << shift : us;
+    Bucket *b = bucket_slot(self->buckets, self->buckets_size, key, bucket);
+    if (b->key == -1) {
+        *b = (Bucket){key, bucket, 0};
+        self->buckets_used++;
+    }
+    b->count++;
+    return 0;
+}
+
+/* -- reading calls -------------------------------------------------------------------------------------- */
+
 /* The row of (type, name): of_type[name] (of_type = rows[type], NULL when rows has none), or what
  * learn_row(type, name) numbers it; -1 with an exception set on failure. */
 static int64_t row_of(PyObject *of_type, PyObject *type, PyObject *name, PyObject *learn_row) {
     PyObject *found = of_type != NULL ? PyDict_GetItemWithError(of_type, name) : NULL;  /* borrowed */
+    int64_t row;
     if (found != NULL)
-        return PyLong_AsLongLong(found);
-    if (PyErr_Occurred())
+        row = PyLong_AsLongLong(found);
+    else if (PyErr_Occurred())
         return -1;
-    PyObject *got = PyObject_CallFunctionObjArgs(learn_row, type, name, NULL);
-    if (got == NULL)
+    else {
+        PyObject *got = PyObject_CallFunctionObjArgs(learn_row, type, name, NULL);
+        if (got == NULL)
+            return -1;
+        row = PyLong_AsLongLong(got);
+        Py_DECREF(got);
+    }
+    if (row == -1 && PyErr_Occurred())
         return -1;
-    int64_t row = PyLong_AsLongLong(got);
-    Py_DECREF(got);
+    if (row < 0 || row >= ((int64_t)1 << (62 - MODULE_BITS))) {
+        PyErr_SetString(PyExc_ValueError, "a row is numbered from 0 to 2**46");
+        return -1;
+    }
     return row;
 }
 
-/* The parts of the calls scanned so far: one entry per (call, module) that has one. */
-typedef struct {
-    int64_t *call, *module, *us, *hops;
-    Py_ssize_t n;
-} Parts;
-
-/* Module `module`'s part of the call whose entries begin at `first` grows by `us` in `hops` hops. */
-static void add_part(Parts *parts, Py_ssize_t first, int64_t call, int64_t module, int64_t us, int64_t hops) {
-    for (Py_ssize_t k = first; k < parts->n; k++)
-        if (parts->module[k] == module) {
-            parts->us[k] += us;
-            parts->hops[k] += hops;
-            return;
-        }
-    Py_ssize_t k = parts->n++;
-    parts->call[k] = call, parts->module[k] = module, parts->us[k] = us, parts->hops[k] = hops;
+/* The row of (type, name), rows[type] looked up. */
+static int64_t row_in(PyObject *rows, PyObject *type, PyObject *name, PyObject *learn_row) {
+    PyObject *of_type = PyDict_GetItemWithError(rows, type);  /* borrowed */
+    if (of_type == NULL && PyErr_Occurred())
+        return -1;
+    return row_of(of_type, type, name, learn_row);
 }
 
 /* A head's (module, path) as TraceReader._learn gives them: heads[head], or learn_head(head). */
@@ -86,36 +212,74 @@ static int head_of(PyObject *heads, PyObject *learn_head, PyObject *head, int64_
     if (ok) {
         *module = PyLong_AsLongLong(PyTuple_GET_ITEM(found, 0));
         *path = PyLong_AsLongLong(PyTuple_GET_ITEM(found, 1));
+        if (!PyErr_Occurred() && *module >= ((int64_t)1 << MODULE_BITS)) {
+            PyErr_SetString(PyExc_ValueError, "a module is numbered below 2**16");
+            ok = 0;
+        }
     } else
         PyErr_SetString(PyExc_TypeError, "a head is numbered (module, path)");
     Py_XDECREF(got);
     return ok && !PyErr_Occurred() ? 0 : -1;
 }
 
-/* Call number `index`'s row, and its parts by folioperf.okapi_trace's rules: its readable lines' hops (the
- * last one's less the calls made, on other paths than its, never below 0), the gateway's rest. */
-static int scan_call(PyObject *call, int64_t index, PyObject *rows, PyObject *heads, PyObject *learn_row,
-                     PyObject *learn_head, int64_t *row, char *traced, Parts *parts) {
-    PyObject *type = PyTuple_GET_ITEM(call, 0), *name = PyTuple_GET_ITEM(call, 1);
-    PyObject *of_type = PyDict_GetItemWithError(rows, type);  /* borrowed */
-    if (of_type == NULL && PyErr_Occurred())
+/* Parts of the calls of one group: module, µs, hops each; a call's are one per module. */
+typedef struct {
+    int64_t *module, *us, *hops;
+    Py_ssize_t n, size;
+} Parts;
+
+static int room(Parts *parts, Py_ssize_t more) {
+    if (parts->n + more <= parts->size)
+        return 0;
+    Py_ssize_t size = (parts->n + more) * 2;
+    int64_t *grown[3] = {PyMem_Realloc(parts->module, size * sizeof(int64_t)),
+                         PyMem_Realloc(parts->us, size * sizeof(int64_t)),
+                         PyMem_Realloc(parts->hops, size * sizeof(int64_t))};
+    if (grown[0] != NULL)
+        parts->module = grown[0];
+    if (grown[1] != NULL)
+        parts->us = grown[1];
+    if (grown[2] != NULL)
+        parts->hops = grown[2];
+    if (grown[0] == NULL || grown[1] == NULL || grown[2] == NULL) {
+        PyErr_NoMemory();
         return -1;
-    if ((*row = row_of(of_type, type, name, learn_row)) == -1 && PyErr_Occurred())
-        return -1;
+    }
+    parts->size = size;
+    return 0;
+}
+
+/* Module `module`'s part among the parts from `first` on grows by `us` in `hops` hops (room made already). */
+static void add_part(Parts *parts, Py_ssize_t first, int64_t module, int64_t us, int64_t hops) {
+    for (Py_ssize_t k = first; k < parts->n; k++)
+        if (parts->module[k] == module) {
+            parts->us[k] += us;
+            parts->hops[k] += hops;
+            return;
+        }
+    Py_ssize_t k = parts->n++;
+    parts->module[k] = module, parts->us[k] = us, parts->hops[k] = hops;
+}
+
+/* A call's parts appended to `parts`; *traced if any of its lines could be read. */
+static int scan_call(PyObject *call, PyObject *heads, PyObject *learn_head, Parts *parts, int *traced) {
     double ms = PyFloat_AsDouble(PyTuple_GET_ITEM(call, 2));
     if (ms == -1.0 && PyErr_Occurred())
         return -1;
     int64_t response_us = (int64_t)(ms * 1000.0 + 0.5);
     PyObject *field = PyTuple_GET_ITEM(call, 3);
-    Py_ssize_t m = PyList_GET_SIZE(field), readable = 0;
+    int one = PyTuple_Check(field);  /* geventhttpclient keeps a field of one line as its (name, line) pair */
+    Py_ssize_t m = one ? 1 : field == Py_None ? 0 : PyList_GET_SIZE(field), readable = 0;
+    if (room(parts, m + 1) < 0)
+        return -1;
     int64_t small[3 * 32], *hop = m <= 32 ? small : PyMem_Malloc(3 * m * sizeof(int64_t));  /* module, path, µs */
     if (hop == NULL) {
         PyErr_NoMemory();
         return -1;
     }
     int failed = 0;
-    for (Py_ssize_t j = 0; j < m && j < PyList_GET_SIZE(field) && !failed; j++) {
-        PyObject *pair = PyList_GET_ITEM(field, j);
+    for (Py_ssize_t j = 0; j < m && (one || j < PyList_GET_SIZE(field)); j++) {
+        PyObject *pair = one ? field : PyList_GET_ITEM(field, j);
         PyObject *line = PyTuple_Check(pair) && PyTuple_GET_SIZE(pair) == 2 ? PyTuple_GET_ITEM(pair, 1) : NULL;
         if (line == NULL || !PyUnicode_Check(line)) {
             PyErr_SetString(PyExc_TypeError, "a trace field holds (name, line) pairs of str");
@@ -128,11 +292,14 @@ static int scan_call(PyObject *call, int64_t index, PyObject *rows, PyObject *he
         while (k > 0 && time_char(PyUnicode_READ(kind, data, k - 1)))
             k--;
         int64_t us = micros(kind, data, k, end), module, path;
+        Py_INCREF(line);  /* held while learn_head runs Python code */
         PyObject *head = PyUnicode_Substring(line, 0, k);
-        if (head == NULL || head_of(heads, learn_head, head, &module, &path) < 0)
-            failed = 1;
+        failed = head == NULL || head_of(heads, learn_head, head, &module, &path) < 0;
         Py_XDECREF(head);
-        if (!failed && us >= 0 && module >= 0) {
+        Py_DECREF(line);
+        if (failed)
+            break;
+        if (us >= 0 && module >= 0) {
             int64_t *h = hop + 3 * readable++;
             h[0] = module, h[1] = path, h[2] = us;
         }
@@ -147,130 +314,257 @@ static int scan_call(PyObject *call, int64_t index, PyObject *rows, PyObject *he
             int64_t us = hop[3 * k + 2];
             if (k == readable - 1)
                 us = us > made ? us - made : 0;
-            add_part(parts, first, index, hop[3 * k], us, 1);
+            add_part(parts, first, hop[3 * k], us, 1);
         }
         if (response_us - own > 0)
-            add_part(parts, first, index, 0, response_us - own, 0);  /* the gateway is module 0 */
-        for (Py_ssize_t k = first + 1; k < parts->n; k++)  /* by module, as numpy's unique sorts them */
-            for (Py_ssize_t j = k; j > first && parts->module[j - 1] > parts->module[j]; j--) {
-                int64_t t;
-                t = parts->module[j], parts->module[j] = parts->module[j - 1], parts->module[j - 1] = t;
-                t = parts->us[j], parts->us[j] = parts->us[j - 1], parts->us[j - 1] = t;
-                t = parts->hops[j], parts->hops[j] = parts->hops[j - 1], parts->hops[j - 1] = t;
-            }
+            add_part(parts, first, 0, response_us - own, 0);  /* the gateway is module 0 */
     }
     if (hop != small)
         PyMem_Free(hop);
     return failed ? -1 : 0;
 }
 
-static PyObject *scan(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
-    (void)module;
-    if (nargs != 8 || !PyList_Check(args[0]) || !PyList_Check(args[1]) || PyList_GET_SIZE(args[0]) != PyList_GET_SIZE(args[1])
-            || !PyDict_Check(args[4]) || !PyDict_Check(args[5])) {
-        PyErr_SetString(PyExc_TypeError,
-                        "scan(groups: list, names: list, base: int, transaction: str, rows: dict, heads: dict, "
-                        "learn_row, learn_head)");
-        return NULL;
-    }
-    PyObject *groups = args[0], *names = args[1], *transaction = args[3], *rows = args[4], *heads = args[5];
-    PyObject *learn_row = args[6], *learn_head = args[7];
-    int64_t base = PyLong_AsLongLong(args[2]);
-    if (base == -1 && PyErr_Occurred())
-        return NULL;
-    Py_ssize_t n_groups = PyList_GET_SIZE(groups), n = 0, lines = 0, named = 0;
-    for (Py_ssize_t g = 0; g < n_groups; g++) {
-        PyObject *calls = PyList_GET_ITEM(groups, g);
-        if (!PyList_Check(calls)) {
-            PyErr_SetString(PyExc_TypeError, "a group is a list of traced calls");
-            return NULL;
-        }
-        named += PyList_GET_ITEM(names, g) != Py_None;
-        for (Py_ssize_t i = 0; i < PyList_GET_SIZE(calls); i++, n++) {
-            PyObject *call = PyList_GET_ITEM(calls, i);
-            if (!PyTuple_Check(call) || PyTuple_GET_SIZE(call) != 4 || !PyList_Check(PyTuple_GET_ITEM(call, 3))) {
-                PyErr_SetString(PyExc_TypeError, "a traced call is (type, name, ms, [(name, line), ...])");
-                return NULL;
-            }
-            lines += PyList_GET_SIZE(PyTuple_GET_ITEM(call, 3));
-        }
-    }
-    /* rows, part call, module, µs, hops, traced, transaction rows, firsts, ends */
-    Py_ssize_t sizes[OUTPUTS] = {8 * n, 8 * (lines + n), 8 * (lines + n), 8 * (lines + n), 8 * (lines + n), n,
-                                 8 * named, 8 * named, 8 * named};
-    PyObject *out[OUTPUTS] = {NULL};
-    for (int k = 0; k < OUTPUTS; k++)
-        if ((out[k] = PyBytes_FromStringAndSize(NULL, sizes[k])) == NULL)
-            goto failed;
-    int64_t *row = (int64_t *)PyBytes_AS_STRING(out[0]);
-    Parts parts = {(int64_t *)PyBytes_AS_STRING(out[1]), (int64_t *)PyBytes_AS_STRING(out[2]),
-                   (int64_t *)PyBytes_AS_STRING(out[3]), (int64_t *)PyBytes_AS_STRING(out[4]), 0};
-    char *traced = PyBytes_AS_STRING(out[5]);
-    int64_t *t_row = (int64_t *)PyBytes_AS_STRING(out[6]), *t_first = (int64_t *)PyBytes_AS_STRING(out[7]);
-    int64_t *t_end = (int64_t *)PyBytes_AS_STRING(out[8]);
-    Py_ssize_t i = 0, t = 0;
-    PyObject *of_transaction = NULL;  /* borrowed: rows[transaction], once it is there */
-    for (Py_ssize_t g = 0; g < n_groups && t < named; g++) {  /* the transactions' rows first, as scan_in_python */
-        PyObject *name = PyList_GET_ITEM(names, g);
-        if (name == Py_None)
-            continue;
-        if (of_transaction == NULL && (of_transaction = PyDict_GetItemWithError(rows, transaction)) == NULL
-                && PyErr_Occurred())
-            goto failed;
-        if ((t_row[t++] = row_of(of_transaction, transaction, name, learn_row)) == -1 && PyErr_Occurred())
-            goto failed;
-    }
-    t = 0;
-    for (Py_ssize_t g = 0; g < n_groups; g++) {
-        PyObject *calls = PyList_GET_ITEM(groups, g), *name = PyList_GET_ITEM(names, g);
-        Py_ssize_t first = i, m = PyList_GET_SIZE(calls);
-        if (i + m > n) {
-            PyErr_SetString(PyExc_RuntimeError, "the calls changed while they were read");
-            goto failed;
-        }
-        for (Py_ssize_t c = 0; c < m; c++, i++) {
-            PyObject *call = PyList_GET_ITEM(calls, c);
-            if (parts.n + PyList_GET_SIZE(PyTuple_GET_ITEM(call, 3)) + 1 > lines + n) {
-                PyErr_SetString(PyExc_RuntimeError, "a traced call's field changed while it was read");
-                goto failed;
-            }
-            Py_INCREF(call);  /* held while learn_* run Python code */
-            int scanned = scan_call(call, base + i, rows, heads, learn_row, learn_head, row + i, traced + i, &parts);
-            Py_DECREF(call);
-            if (scanned < 0)
-                goto failed;
-        }
-        if (name != Py_None && t < named) {
-            t_first[t] = base + first;
-            t_end[t++] = base + i;
-        }
-    }
-    if (i != n || t != named) {
-        PyErr_SetString(PyExc_RuntimeError, "the calls changed while they were read");
-        goto failed;
-    }
-    for (int k = 1; k <= 4; k++)
-        if (_PyBytes_Resize(&out[k], 8 * parts.n) < 0)
-            goto failed;
-    PyObject *result = PyTuple_New(OUTPUTS);
-    if (result == NULL)
-        goto failed;
-    for (int k = 0; k < OUTPUTS; k++)
-        PyTuple_SET_ITEM(result, k, out[k]);
-    return result;
-failed:
-    for (int k = 0; k < OUTPUTS; k++)
-        Py_XDECREF(out[k]);
-    return NULL;
+/* A transaction of the calls whose parts are parts[from:to]: each module's summed, one sample each. */
+static int tally_transaction(Tallies *self, int64_t row, Parts *parts, Py_ssize_t from, Py_ssize_t to) {
+    if (room(parts, to - from) < 0)
+        return -1;
+    Py_ssize_t first = parts->n;  /* summed in the room after the group's parts */
+    for (Py_ssize_t k = from; k < to; k++)
+        add_part(parts, first, parts->module[k], parts->us[k], parts->hops[k]);
+    int failed = 0;
+    for (Py_ssize_t k = first; k < parts->n && !failed; k++)
+        failed = tally(self, row << MODULE_BITS | parts->module[k], parts->us[k], parts->hops[k]) < 0;
+    parts->n = first;
+    return failed ? -1 : 0;
 }
 
-static PyMethodDef methods[] = {
-    {"scan", (PyCFunction)(void (*)(void))scan, METH_FASTCALL,
-     "scan(groups, names, base, transaction, rows, heads, learn_row, learn_head) -> packed arrays "
-     "(rows, part calls, modules, us, hops, traced, transaction rows, firsts, ends)"},
+static int check_call(PyObject *call) {
+    PyObject *field = PyTuple_Check(call) && PyTuple_GET_SIZE(call) == 4 ? PyTuple_GET_ITEM(call, 3) : NULL;
+    if (field != NULL && (PyList_Check(field) || PyTuple_Check(field) || field == Py_None))
+        return 0;
+    PyErr_SetString(PyExc_TypeError, "a traced call is (type, name, ms, [(name, line), ...] or (name, line) or None)");
+    return -1;
+}
+
+/* A group: its transactions' rows, then its calls', each call's parts and its transactions'. */
+static int scan_group(Tallies *self, PyObject *calls, PyObject *ended, int counted, PyObject *transaction,
+                      PyObject *rows, PyObject *heads, PyObject *learn_row, PyObject *learn_head, Parts *parts,
+                      Py_ssize_t *traced) {
+    Py_ssize_t m = PyList_GET_SIZE(calls), n_ended = PyList_Check(ended) ? PyList_GET_SIZE(ended) : ended != Py_None;
+    Py_ssize_t *starts = PyMem_Malloc((m + 1 + 3 * n_ended) * sizeof(Py_ssize_t));  /* each call's first part */
+    if (starts == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    Py_ssize_t *spans = starts + m + 1;  /* each transaction's row, first call and end */
+    int failed = 0;
+    for (Py_ssize_t t = 0; t < n_ended && !failed; t++) {
+        PyObject *name = ended, *entry = PyList_Check(ended) ? PyList_GET_ITEM(ended, t) : NULL;
+        Py_ssize_t first = 0, end = m;
+        if (entry != NULL) {
+            if (!PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != 3) {
+                PyErr_SetString(PyExc_TypeError, "an ended transaction is (name, first, end)");
+                failed = 1;
+                break;
+            }
+            name = PyTuple_GET_ITEM(entry, 0);
+            first = PyLong_AsSsize_t(PyTuple_GET_ITEM(entry, 1));
+            end = PyLong_AsSsize_t(PyTuple_GET_ITEM(entry, 2));
+            if (PyErr_Occurred() || first < 0 || first > end || end > m) {
+                PyErr_Clear();
+                PyErr_SetString(PyExc_ValueError, "an ended transaction's calls are calls[first:end] of its group");
+                failed = 1;
+                break;
+            }
+        }
+        int64_t row = row_in(rows, transaction, name, learn_row);
+        failed = row < 0;
+        spans[3 * t] = (Py_ssize_t)row, spans[3 * t + 1] = first, spans[3 * t + 2] = end;
+    }
+    parts->n = 0;
+    for (Py_ssize_t c = 0; c < m && !failed; c++) {
+        if (c >= PyList_GET_SIZE(calls)) {
+            PyErr_SetString(PyExc_RuntimeError, "the calls changed while they were read");
+            failed = 1;
+            break;
+        }
+        PyObject *call = PyList_GET_ITEM(calls, c);
+        Py_INCREF(call);  /* held while learn_* run Python code */
+        int64_t row = 0;
+        int has_lines = 0;
+        starts[c] = parts->n;
+        failed = check_call(call) < 0
+            || (counted && (row = row_in(rows, PyTuple_GET_ITEM(call, 0), PyTuple_GET_ITEM(call, 1), learn_row)) < 0)
+            || scan_call(call, heads, learn_head, parts, &has_lines) < 0;
+        Py_DECREF(call);
+        if (!failed && counted) {
+            traced[!has_lines]++;
+            for (Py_ssize_t k = starts[c]; k < parts->n && !failed; k++)
+                failed = tally(self, row << MODULE_BITS | parts->module[k], parts->us[k], parts->hops[k]) < 0;
+        }
+    }
+    starts[m] = parts->n;
+    for (Py_ssize_t t = 0; t < n_ended && !failed; t++)
+        failed = tally_transaction(self, spans[3 * t], parts, starts[spans[3 * t + 1]], starts[spans[3 * t + 2]]) < 0;
+    PyMem_Free(starts);
+    return failed ? -1 : 0;
+}
+
+static PyObject *Tallies_scan(Tallies *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 8 || !PyList_Check(args[0]) || !PyList_Check(args[1]) || PyList_GET_SIZE(args[0]) != PyList_GET_SIZE(args[1])
+            || !PyDict_Check(args[4]) || !PyDict_Check(args[5])) {
+        PyErr_SetString(PyExc_TypeError, "scan(groups: list, ended: list, counted: bool, transaction: str, rows: dict, "
+                                         "heads: dict, learn_row, learn_head)");
+        return NULL;
+    }
+    if (self->figures == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "Tallies.__init__ was not called");
+        return NULL;
+    }
+    PyObject *groups = args[0], *ended = args[1], *transaction = args[3], *rows = args[4], *heads = args[5];
+    int counted = PyObject_IsTrue(args[2]);
+    if (counted < 0)
+        return NULL;
+    Py_ssize_t traced[2] = {0, 0};
+    Parts parts = {NULL, NULL, NULL, 0, 0};
+    int failed = 0;
+    Py_INCREF(groups);
+    Py_INCREF(ended);
+    for (Py_ssize_t g = 0; g < PyList_GET_SIZE(groups) && g < PyList_GET_SIZE(ended) && !failed; g++) {
+        PyObject *calls = PyList_GET_ITEM(groups, g), *its = PyList_GET_ITEM(ended, g);
+        if (!PyList_Check(calls) || !(its == Py_None || PyUnicode_Check(its) || PyList_Check(its))) {
+            PyErr_SetString(PyExc_TypeError, "a group is a list of traced calls, ended with None, a name or a list");
+            failed = 1;
+            break;
+        }
+        Py_INCREF(calls);
+        Py_INCREF(its);
+        failed = scan_group(self, calls, its, counted, transaction, rows, heads, args[6], args[7], &parts, traced) < 0;
+        Py_DECREF(calls);
+        Py_DECREF(its);
+    }
+    Py_DECREF(groups);
+    Py_DECREF(ended);
+    PyMem_Free(parts.module);
+    PyMem_Free(parts.us);
+    PyMem_Free(parts.hops);
+    return failed ? NULL : Py_BuildValue("nn", traced[0], traced[1]);
+}
+
+/* -- handing over -------------------------------------------------------------------------------------- */
+
+static int clear(Tallies *self) {
+    Figures *figures = new_figures(8);
+    Bucket *buckets = new_buckets(64);
+    if (figures == NULL || buckets == NULL) {
+        PyMem_Free(figures);
+        PyMem_Free(buckets);
+        PyErr_NoMemory();
+        return -1;
+    }
+    PyMem_Free(self->figures);
+    PyMem_Free(self->buckets);
+    self->figures = figures, self->buckets = buckets;
+    self->figures_size = 8, self->buckets_size = 64, self->figures_used = self->buckets_used = 0;
+    return 0;
+}
+
+static PyObject *Tallies_drain(Tallies *self, PyObject *Py_UNUSED(ignored)) {
+    if (self->figures == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "Tallies.__init__ was not called");
+        return NULL;
+    }
+    PyObject *result = PyList_New(0), **dicts = PyMem_Calloc(self->figures_size, sizeof(PyObject *));
+    if (result == NULL || dicts == NULL)
+        goto failed;
+    for (size_t k = 0; k < self->figures_size; k++) {
+        Figures *f = &self->figures[k];
+        if (f->key == -1)
+            continue;
+        if ((dicts[k] = PyDict_New()) == NULL)
+            goto failed;
+        PyObject *item = Py_BuildValue("LLLLLLO", f->key, f->samples, f->hops, f->sum, f->min, f->max, dicts[k]);
+        if (item == NULL || PyList_Append(result, item) < 0) {
+            Py_XDECREF(item);
+            goto failed;
+        }
+        Py_DECREF(item);
+    }
+    for (size_t k = 0; k < self->buckets_size; k++) {
+        Bucket *b = &self->buckets[k];
+        if (b->key == -1)
+            continue;
+        PyObject *dict = dicts[figures_slot(self->figures, self->figures_size, b->key) - self->figures];
+        PyObject *bucket = PyLong_FromLongLong(b->bucket), *count = PyLong_FromLongLong(b->count);
+        int set = bucket != NULL && count != NULL ? PyDict_SetItem(dict, bucket, count) : -1;
+        Py_XDECREF(bucket);
+        Py_XDECREF(count);
+        if (set < 0)
+            goto failed;
+    }
+    for (size_t k = 0; k < self->figures_size; k++)
+        Py_XDECREF(dicts[k]);
+    PyMem_Free(dicts);
+    if (clear(self) < 0) {
+        Py_DECREF(result);
+        return NULL;
+    }
+    return result;
+failed:
+    for (size_t k = 0; dicts != NULL && k < self->figures_size; k++)
+        Py_XDECREF(dicts[k]);
+    PyMem_Free(dicts);
+    Py_XDECREF(result);
+    return dicts == NULL ? PyErr_NoMemory() : NULL;
+}
+
+static int Tallies_init(Tallies *self, PyObject *args, PyObject *kwargs) {
+    if (!PyArg_ParseTuple(args, "i:Tallies", &self->sub_bucket_bits) || (kwargs != NULL && PyDict_GET_SIZE(kwargs))) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_TypeError, "Tallies(sub_bucket_bits)");
+        return -1;
+    }
+    if (self->sub_bucket_bits < 1 || self->sub_bucket_bits > 62) {
+        PyErr_SetString(PyExc_ValueError, "sub_bucket_bits is from 1 to 62");
+        return -1;
+    }
+    return clear(self);
+}
+
+static void Tallies_dealloc(Tallies *self) {
+    PyMem_Free(self->figures);
+    PyMem_Free(self->buckets);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyMethodDef Tallies_methods[] = {
+    {"scan", (PyCFunction)(void (*)(void))Tallies_scan, METH_FASTCALL,
+     "scan(groups, ended, counted, transaction, rows, heads, learn_row, learn_head) -> (traced, untraced)"},
+    {"drain", (PyCFunction)Tallies_drain, METH_NOARGS,
+     "drain() -> [(key, samples, hops, sum, min, max, {bucket: count}), ...], forgotten here"},
     {NULL, NULL, 0, NULL}};
 
-static struct PyModuleDef tracescan = {
-    PyModuleDef_HEAD_INIT, .m_name = "folioperf._tracescan", .m_size = -1, .m_methods = methods};
+static PyTypeObject TalliesType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "folioperf._tracescan.Tallies",
+    .tp_basicsize = sizeof(Tallies),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Each module's figures per row of --trace calls scanned; see the module's comment.",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)Tallies_init,
+    .tp_dealloc = (destructor)Tallies_dealloc,
+    .tp_methods = Tallies_methods,
+};
 
-PyMODINIT_FUNC PyInit__tracescan(void) { return PyModule_Create(&tracescan); }
+static struct PyModuleDef tracescan = {PyModuleDef_HEAD_INIT, .m_name = "folioperf._tracescan", .m_size = -1};
+
+PyMODINIT_FUNC PyInit__tracescan(void) {
+    if (PyType_Ready(&TalliesType) < 0)
+        return NULL;
+    PyObject *module = PyModule_Create(&tracescan);
+    if (module != NULL && PyModule_AddObjectRef(module, "Tallies", (PyObject *)&TalliesType) < 0) {
+        Py_DECREF(module);
+        return NULL;
+    }
+    return module;
+}

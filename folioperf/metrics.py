@@ -19,9 +19,8 @@ from __future__ import annotations
 import logging
 import re
 import time
-from array import array
 from collections import defaultdict
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from functools import cached_property
@@ -51,9 +50,7 @@ PERCENTILES = (0.50, 0.75, 0.90, 0.95, 0.99)
 ERROR_MESSAGE_LIMIT = 300
 
 _NO_MIN = 1 << 62  # min_us of a tally without timed samples
-TAKE_BATCH = 32  # --trace: calls queued before they are scanned into parts: a few, kept hot (folioperf.trace_reader)
-TRACE_BATCH = 4096  # --trace: calls taken before they are read, all at once
-TRACES_KEPT = 100_000  # --trace: modules' parts kept before they are tallied, all at once
+TAKE_BATCH = 32  # --trace: calls queued before they are tallied: a few, kept hot (folioperf.trace_reader)
 # Windows older than this (on the master's clock) are reduced to their figures; a worker report that
 # arrives later still adds to the window's count, failures and average and to the totals.
 _SETTLE_AFTER_WINDOWS = 6
@@ -158,38 +155,6 @@ class ModuleTally(Tally):
         tally = super().from_wire(rest)
         tally.hops = hops
         return tally
-
-
-def tally_modules(keys: Any, us: Any, hops: Any) -> Iterator[tuple[int, ModuleTally]]:
-    """Parts of many rows and modules at once (numpy int64 arrays: a key below 2**47 per part, its µs below
-    2**40 and hops; --trace), as one ModuleTally per key: the figures and buckets `Tally.time` gives."""
-    import numpy as np  # noqa: PLC0415  (only --trace needs it)
-
-    # Tally.time's bucket, the value cut to SUB_BUCKET_BITS significant bits, numbered in order as
-    # shift << SUB_BUCKET_BITS | top bits (below 2**16); frexp's exponent is the bit length, exact below 2**53
-    shift = np.maximum(np.frexp(us)[1] - SUB_BUCKET_BITS, 0)
-    code, bucket_counts = np.unique(keys << 16 | shift << SUB_BUCKET_BITS | us >> shift, return_counts=True)
-    code_key = code >> 16
-    starts = np.flatnonzero(np.append(True, code_key[1:] != code_key[:-1]))  # each key's first bucket
-    key_list = code_key[starts]
-    index = np.searchsorted(key_list, keys)  # each part's key, numbered
-    size = len(key_list)
-    mins = np.full(size, np.iinfo(np.int64).max, dtype=np.int64)
-    np.minimum.at(mins, index, us)
-    maxs = np.zeros(size, dtype=np.int64)
-    np.maximum.at(maxs, index, us)
-    bucket = code & 0xFFFF
-    bucket_keys = ((bucket & ((1 << SUB_BUCKET_BITS) - 1)) << (bucket >> SUB_BUCKET_BITS)).tolist()
-    bucket_counts = bucket_counts.tolist()
-    bounds = [*starts.tolist(), len(code)]
-    figures = zip(key_list.tolist(), np.bincount(index, minlength=size).tolist(),
-                  np.bincount(index, weights=hops, minlength=size).astype(np.int64).tolist(),
-                  np.bincount(index, weights=us, minlength=size).astype(np.int64).tolist(), mins.tolist(), maxs.tolist())
-    for k, (key, count, hop_sum, sum_us, min_us, max_us) in enumerate(figures):
-        tally = ModuleTally()
-        tally.count, tally.hops, tally.sum_us, tally.min_us, tally.max_us = count, hop_sum, sum_us, min_us, max_us
-        tally.buckets = dict(zip(bucket_keys[bounds[k]:bounds[k + 1]], bucket_counts[bounds[k]:bounds[k + 1]]))
-        yield key, tally
 
 
 def _ms(us: float | None) -> float | None:
@@ -405,15 +370,8 @@ class Metrics:
         self.on_new_failure: Callable[[str, str, str], None] | None = None  # (type, name, error) seen first
         self._reader: TraceReader | None = None  # --trace
         self._row_numbers: defaultdict[str, dict[str, int]] = defaultdict(dict)  # --trace: type -> name -> the
-        self._row_keys: list[Key] = []  # ... row's number in kept parts, and back
+        self._row_keys: list[Key] = []  # ... row's number in the reader's tallies, and back
         self.reset()
-
-    def _forget_taken(self) -> None:
-        """--trace: no calls taken yet (their parts wait in the reader until read): each call's row, each
-        transaction's row and calls (first, end), and the calls that count for no API row (a reset's)."""
-        self._call_rows = array("q")
-        self._transaction_rows, self._transaction_first, self._transaction_end = array("q"), array("q"), array("q")
-        self._uncounted: list[tuple[int, int]] = []
 
     def reset(self) -> None:
         """Forget everything measured; the measured duration starts now (test start, "reset stats")."""
@@ -425,15 +383,13 @@ class Metrics:
         self._failures: dict[tuple[str, str, str], int] = {}
         self._modules: dict[Key, dict[str, ModuleTally]] = {}  # (type, name) -> module -> its time
         self._calls: list[Traced] = []  # --trace: calls made outside transactions, queued (trace_call)
-        self._made: list[list[Traced]] = []  # ... the calls of a user's one transaction each (trace_transactions)
-        self._ended: list[str] = []  # ... and its name
-        self._nested: list[tuple[list[Traced], str | list[tuple[str, int, int]], float]] = []  # ... the others
+        self._made: list[list[Traced]] = []  # ... the calls of a user's outermost transaction each (trace_transactions)
+        self._ended: list[str | list[tuple[str, int, int]]] = []  # ... and the transactions that ended in it
+        self._late: list[tuple[list[Traced], str | list[tuple[str, int, int]]]] = []  # ... the same, of one that
+        # began before a reset: its calls count for its transactions only
         self._queued = 0  # calls in all
-        self._forget_taken()
         if self._reader is not None:
             self._reader.clear()
-        self._kept: list[tuple[Any, Any, Any]] = []  # modules' parts read, not yet in _modules (numpy arrays:
-        self._kept_parts = 0  # row << MODULE_BITS | module, µs, hops)
         self.traced = 0  # API responses with X-Okapi-Trace lines (--trace)
         self.untraced = 0  # ... and without
         self._first_slots: dict[str, float] = {}  # Scheduled name -> its earliest slot (clock seconds)
@@ -448,11 +404,9 @@ class Metrics:
         self.lost_reports = {}
 
     def expect_traces(self) -> TraceReader:
-        """--trace, before users run: the reader imports numpy, which at the first batch of calls would hold
-        up every user for a tenth of a second or more mid-run."""
+        """--trace: the reader, made before users run (a process that traces nothing never loads it)."""
         if self._reader is None:
-            from folioperf.trace_reader import TraceReader  # noqa: PLC0415  (numpy: a Locust process without it
-            # starts 0.1-0.25 s sooner)
+            from folioperf.trace_reader import TraceReader  # noqa: PLC0415
 
             self._reader = TraceReader()
         return self._reader
@@ -504,49 +458,33 @@ class Metrics:
                            started: float) -> None:
         """--trace: the calls made in a user's outermost transaction, and the transactions that ended in it
         (folioperf.okapi_trace.TraceSink), queued as `trace_call` does."""
-        if transactions.__class__ is str and started >= self.started:  # one transaction, of all its calls
+        if started >= self.started:
             self._made.append(calls)
             self._ended.append(transactions)
-        else:  # nested ones, or one that began before a reset
-            self._nested.append((calls, transactions, started))
+        else:  # it began before a reset (and ends after it)
+            self._late.append((calls, transactions))
         self._queued += len(calls)
         if self._queued >= TAKE_BATCH:
             self._take()
 
     def _take(self) -> None:
-        """Hand the queued calls to the reader (which keeps their parts), and keep their rows, and their
-        transactions' rows and calls; read them every TRACE_BATCH calls. The calls of a
-        transaction that began before a reset count for the transaction only (it ends after it)."""
-        calls, made, ended, nested = self._calls, self._made, self._ended, self._nested
-        self._calls, self._made, self._ended, self._nested, self._queued = [], [], [], [], 0
-        base = len(self._call_rows)
-        if calls:  # calls outside transactions first, then each transaction's
-            made.insert(0, calls)
-            ended.insert(0, None)
-        if nested:
-            at = base + sum(map(len, made))
-            for its_calls, its_transactions, started in nested:
-                if started < self.started:
-                    self._uncounted.append((at, at + len(its_calls)))
-                for name, first, end in ([(its_transactions, 0, len(its_calls))] if its_transactions.__class__ is str
-                                         else its_transactions):
-                    self._transaction_rows.append(self._learn_row(TRANSACTION, name))
-                    self._transaction_first.append(at + first)
-                    self._transaction_end.append(at + end)
-                made.append(its_calls)
-                ended.append(None)
-                at += len(its_calls)
-        call_rows, transaction_rows, first, end = self.expect_traces().take(made, ended, base, TRANSACTION,
-                                                                            self._row_numbers, self._learn_row)
-        self._call_rows.frombytes(call_rows)
-        self._transaction_rows.frombytes(transaction_rows)
-        self._transaction_first.frombytes(first)
-        self._transaction_end.frombytes(end)
-        if len(self._call_rows) >= TRACE_BATCH:
-            self.read_traces()
+        """Hand the queued calls to the reader, which tallies them. The calls of a transaction that began
+        before a reset count for its transactions only (they end after it)."""
+        calls, made, ended, late = self._calls, self._made, self._ended, self._late
+        self._calls, self._made, self._ended, self._late, self._queued = [], [], [], [], 0
+        if calls:
+            made.append(calls)
+            ended.append(None)
+        reader = self.expect_traces()
+        traced, untraced = reader.take(made, ended, True, TRANSACTION, self._row_numbers, self._learn_row)
+        if late:
+            reader.take([c for c, _ in late], [t for _, t in late], False, TRANSACTION, self._row_numbers,
+                        self._learn_row)
+        self.traced += traced
+        self.untraced += untraced
 
     def _learn_row(self, request_type: str, name: str) -> int:
-        """The number in kept parts of the row (request_type, name), numbered now if it has none yet."""
+        """The number in the reader's tallies of the row (request_type, name), numbered now if it has none yet."""
         of_type = self._row_numbers[request_type]
         row = of_type.get(name)
         if row is None:
@@ -555,58 +493,22 @@ class Metrics:
         return row
 
     def read_traces(self) -> None:
-        """--trace: read the calls queued and taken into each module's part of each API call's and
-        transaction's time; the parts are tallied every TRACES_KEPT of them and before anything reads or ships
-        them."""
+        """--trace: the calls queued, tallied now (as before anything reads or ships the figures)."""
         if self._queued:
             self._take()
-        if not self._call_rows:
-            return
-        import numpy as np  # noqa: PLC0415  (imported with the reader)
-
-        from folioperf.trace_reader import MODULE_BITS, column, summed  # noqa: PLC0415
-
-        rows = column(self._call_rows)
-        counted = np.ones(len(rows), dtype=bool)
-        for first, end in self._uncounted:
-            counted[first:end] = False
-        transaction_rows, first, end = map(column, (self._transaction_rows, self._transaction_first,
-                                                    self._transaction_end))
-        self._forget_taken()
-        parts = self.expect_traces().read()
-        traced = parts.traced[counted]
-        self.traced += int(traced.sum())
-        self.untraced += len(traced) - int(traced.sum())
-        own = counted[parts.call]
-        self._keep(rows[parts.call[own]] << MODULE_BITS | parts.module[own], parts.us[own], parts.hops[own])
-        if len(first):
-            added = summed(parts, first, end)
-            self._keep(transaction_rows[added.call] << MODULE_BITS | added.module, added.us, added.hops)
-
-    def _keep(self, keys: Any, us: Any, hops: Any) -> None:
-        if len(keys):
-            self._kept.append((keys, us, hops))
-            self._kept_parts += len(keys)
-            if self._kept_parts >= TRACES_KEPT:
-                self._tally_traces()
 
     def _tally_traces(self) -> None:
         self.read_traces()
-        if not self._kept:
+        if self._reader is None:
             return
-        import numpy as np  # noqa: PLC0415  (imported with the reader)
-
-        from folioperf.trace_reader import MODULE_BITS  # noqa: PLC0415
-
-        keys, us, hops = (np.concatenate(column) for column in zip(*self._kept))
-        self._kept, self._kept_parts = [], 0
-        modules = self.expect_traces().modules
-        for key, tally in tally_modules(keys, us, hops):
-            row = self._modules.setdefault(self._row_keys[key >> MODULE_BITS], {})
-            module = modules[key & ((1 << MODULE_BITS) - 1)]
-            current = row.get(module)
+        for row, module, (samples, hops, sum_us, min_us, max_us, buckets) in self._reader.drain():
+            tally = ModuleTally()
+            tally.count, tally.hops, tally.sum_us, tally.min_us, tally.max_us = samples, hops, sum_us, min_us, max_us
+            tally.buckets = buckets
+            modules = self._modules.setdefault(self._row_keys[row], {})
+            current = modules.get(module)
             if current is None:
-                row[module] = tally
+                modules[module] = tally
             else:
                 current.add(tally)
 

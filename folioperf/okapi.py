@@ -30,7 +30,7 @@ from http.cookiejar import DefaultCookiePolicy
 from typing import Any
 from urllib.parse import quote, urlencode
 
-from folioperf.okapi_trace import FIELD, TraceSink, Traced, as_list, raw_headers, trace_field
+from folioperf.okapi_trace import FIELD, TraceSink, Traced, raw_headers, trace_field
 from folioperf.auth import (
     AUTH_MODES,
     AUTO,
@@ -266,16 +266,12 @@ class Okapi:
         # a stop, or the user ended (Unfinished, GreenletExit): no outcome, nothing to record
         unfinished = exc is not None and (isinstance(exc, Unfinished) or not isinstance(exc, Exception))
         if self._trace is not None:  # --trace: the calls wait for the outermost transaction, then go with the
-            # transactions that ended in it (a transaction's parts are its calls' added up); most are alone
-            if not unfinished and (self._open or self._traced_transactions):
-                self._traced_transactions.append((t.name, t.first, len(self._traced)))
-            if not self._open:
-                if self._traced:
-                    ended = self._traced_transactions if self._traced_transactions or unfinished else t.name
-                    self._trace.trace_transactions(self._traced, ended, t.start_time)
-                    self._traced = []
-                if self._traced_transactions:
-                    self._traced_transactions = []
+            # transactions that ended in it (a transaction's parts are its calls' added up)
+            if self._open or self._traced_transactions or unfinished:
+                self._trace_nested(t, unfinished)
+            elif self._traced:  # the usual: an outermost transaction with none in it
+                self._trace.trace_transactions(self._traced, t.name, t.start_time)
+                self._traced = []
         if exc is not None:
             if unfinished:
                 return
@@ -289,6 +285,16 @@ class Okapi:
                 response_length=t.response_length, exception=TransactionFailed(t.error) if t.error else None,
                 context=self._context(), response=None, start_time=t.start_time, url=None,
             )
+
+    def _trace_nested(self, t: Transaction, unfinished: bool) -> None:
+        """--trace: a transaction with others open, or that ended others in it, or unfinished, has ended."""
+        if not unfinished:
+            self._traced_transactions.append((t.name, t.first, len(self._traced)))
+        if not self._open:
+            if self._traced:
+                self._trace.trace_transactions(self._traced, self._traced_transactions, t.start_time)
+                self._traced = []
+            self._traced_transactions = []
 
     # -- the wire -------------------------------------------------------------------------------------
     def _drive(self, flow: Generator[Call, Outcome, Any]) -> Any:
@@ -352,10 +358,8 @@ class Okapi:
             # Okapi answers CORS preflights itself: no module, so no trace lines to miss
             if self._trace is not None and outcome.status and call.method != "OPTIONS":
                 headers = response.headers
-                field = _dict_get(headers, FIELD) if headers.__class__ is self._raw_headers else trace_field(headers)
-                if field.__class__ is not list:  # one line, or none
-                    field = as_list(field)
-                traced = (call.method, call.name, outcome.response_time, field)
+                traced = (call.method, call.name, outcome.response_time,
+                          _dict_get(headers, FIELD) if headers.__class__ is self._raw_headers else trace_field(headers))
                 if self._open and not call.auth:
                     self._traced.append(traced)
                 else:

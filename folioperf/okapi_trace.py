@@ -19,7 +19,8 @@ would too). So, per response:
 
 and the parts add up to the response time the client measured. This runs for every response of a --trace
 run, so a virtual user only keeps what it needs of a call (`Traced`: its trace field as the response's
-headers hold it), and the lines are read later, many calls at once (folioperf.trace_reader).
+headers hold it), and the lines are read and tallied later, a few dozen calls at once, in C
+(folioperf.trace_reader).
 """
 
 from __future__ import annotations
@@ -34,10 +35,10 @@ NO_HEADERS = ("sent no X-Okapi-Trace headers, so there is no per-module time: st
               "(java -Dtrace_headers=true ...; off by default since Okapi 4.10.0); Eureka's Kong sends none")
 _VERSION = re.compile(r"-\d+\.\d+\.\d+\S*\Z")
 
-# A call as --trace keeps it: (request type, name, response ms, its trace field: a list of (name, line) pairs, as
-# the response's headers hold them (`raw_headers`, `trace_field`)): a tuple, the cheapest thing to build in the
-# request's path.
-Traced = tuple[str, str, float, list[tuple[str, str]]]
+# A call as --trace keeps it: (request type, name, response ms, its trace field as the response's headers hold
+# it: a list of (name, line) pairs, one such pair, or None (`raw_headers`, `trace_field`)): a tuple, the
+# cheapest thing to build in the request's path.
+Traced = tuple[str, str, float, list[tuple[str, str]] | tuple[str, str] | None]
 
 
 class TraceSink(Protocol):
@@ -75,12 +76,6 @@ def raw_headers() -> type | None:
     one = dict.get(headers, FIELD)
     headers.add(HEADER, "b")
     return Headers if one == (HEADER, "a") and dict.get(headers, FIELD) == [(HEADER, "a"), (HEADER, "b")] else None
-
-
-def as_list(field: Any) -> list[tuple[str, str]]:
-    """A trace field as geventhttpclient stores it (`raw_headers`) that is not a list: one (name, line) pair,
-    or None, as a list of pairs."""
-    return [field] if field else []
 
 
 def trace_field(headers: Any) -> list[tuple[str, str]]:

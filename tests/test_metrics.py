@@ -15,7 +15,7 @@ import pytest
 
 from folioperf import okapi_trace
 from folioperf.histogram import bucket_of, decode_histogram
-from folioperf.metrics import ERROR_MESSAGE_LIMIT, PERCENTILES, Metrics, ModuleTally, locust_bucket, tally_modules
+from folioperf.metrics import ERROR_MESSAGE_LIMIT, PERCENTILES, Metrics, locust_bucket
 from folioperf.rates import RateStatus
 from tests.locust_process import clean_env, free_port
 
@@ -390,24 +390,6 @@ def test_distributed_run_merges_every_workers_data(ending, spawn_delay, tmp_path
 def field(*lines: str) -> list[tuple[str, str]]:
     """A response's X-Okapi-Trace field as a --trace call keeps it (geventhttpclient's storage)."""
     return [(okapi_trace.HEADER, line) for line in lines]
-
-
-def test_module_times_tallied_in_bulk_are_those_tallied_one_by_one():
-    """--trace keeps each response's µs and hops per (row, module) key and tallies them in bulk: every figure
-    and bucket is the one the per-sample tally gives, from 0 µs to 10 minutes, at the bucket edges too."""
-    import numpy as np
-
-    values = [0, 1, 2, 1023, 1024, 1025, 2047, 2048, 2049, 45_213, 999_999, 2**32 - 1, 2**32, 600_000_000]
-    values += [(7919 * k) % 3_000_000 for k in range(2000)]
-    one_by_one = {key: ModuleTally() for key in (3, 1 << 16 | 2, 5 << 16)}
-    for k, us in enumerate(values):
-        tally = one_by_one[list(one_by_one)[k % 3]]
-        tally.count += 1
-        tally.hops += k % 4
-        tally.time(us)
-    keys = np.array([list(one_by_one)[k % 3] for k in range(len(values))], dtype=np.int64)
-    bulk = dict(tally_modules(keys, np.array(values, dtype=np.int64), np.arange(len(values)) % 4))
-    assert {key: t.to_wire() for key, t in bulk.items()} == {key: t.to_wire() for key, t in one_by_one.items()}
 
 
 def test_module_times_merge_from_workers_as_one_recorder_has_them():

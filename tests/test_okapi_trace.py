@@ -2,52 +2,70 @@
 
 import random
 
-import numpy as np
 import pytest
 from geventhttpclient.header import Headers
 from requests.structures import CaseInsensitiveDict
 
 from folioperf import trace_reader
-from folioperf.okapi_trace import FIELD, GATEWAY, HEADER, as_list, header_lines, module_name, raw_headers, trace_field
-from folioperf.trace_reader import TraceReader, breakdown, scan_in_python, summed
+from folioperf.metrics import ModuleTally
+from folioperf.okapi_trace import FIELD, GATEWAY, HEADER, header_lines, module_name, raw_headers, trace_field
+from folioperf.trace_reader import TalliesInPython, TraceReader, breakdown
 
 PATH = "/circulation/check-out-by-barcode"
 
 
-def c_scan():
+def c_tallies():
     """The C reader; the suite runs where the install had a C compiler, so not finding it is a failure."""
     try:
-        from folioperf._tracescan import scan  # noqa: PLC0415
+        from folioperf._tracescan import Tallies  # noqa: PLC0415
     except ImportError as exc:
         pytest.fail(f"folioperf._tracescan was not built (pip install -e . needs a C compiler): {exc}")
-    return scan
+    return Tallies
 
 
 @pytest.fixture(params=["C", "Python"])
-def scan(request, monkeypatch):
-    """Each way the reader scans lines: the C extension, and the Python it falls back to without one."""
-    chosen = c_scan() if request.param == "C" else scan_in_python
-    monkeypatch.setattr(trace_reader, "scan", chosen)
+def tallies(request, monkeypatch):
+    """Each way the reader tallies lines: the C extension, and the Python it falls back to without one (folding
+    its parts every few dozen, so that figures folded before add up with those folded after)."""
+    monkeypatch.setattr(TalliesInPython, "FOLD_PARTS", 50)
+    chosen = c_tallies() if request.param == "C" else TalliesInPython
+    monkeypatch.setattr(trace_reader, "Tallies", chosen)
     return chosen
 
 
-def take(reader: TraceReader, fields: list, times_ms: list[float], base: int) -> None:
-    """Calls with these trace fields and response times, numbered from `base` on, taken by the reader (their
-    rows are not the point here)."""
-    reader.take([[("GET", "GET /a", ms, field) for field, ms in zip(fields, times_ms)]], [None], base, "Transaction",
-                {}, lambda _type, _name: 0)
+def learn_row(rows: dict[str, dict[str, int]]):
+    """Rows numbered as folioperf.metrics does: asked twice, the same number."""
+    def learn(request_type: str, name: str) -> int:
+        return rows.setdefault(request_type, {}).setdefault(name, sum(map(len, rows.values())))
+    return learn
 
 
-def test_okapis_own_chain_is_the_auth_filter_the_serving_module_and_the_rest_is_the_gateway(scan):
+def take(reader: TraceReader, fields: list, times_ms: list[float], rows: dict, names: list[str] | None = None,
+         ended: list | None = None, counted: bool = True) -> tuple[int, int]:
+    """Calls with these trace fields and response times (named `names`, else all "GET /a") taken by the reader as
+    one group, the transactions `ended` in it."""
+    calls = [("GET", name, ms, field) for field, ms, name in zip(fields, times_ms, names or ["GET /a"] * len(fields))]
+    return reader.take([calls], [ended], counted, "Transaction", rows, learn_row(rows))
+
+
+def tallied(reader: TraceReader, rows: dict) -> dict[tuple[str, str], tuple[int, int, int]]:
+    """What the reader tallied: (row's name, module) -> (samples, hops, µs)."""
+    names = {row: name for of_type in rows.values() for name, row in of_type.items()}
+    return {(names[row], module): (samples, hops, us) for row, module, (samples, hops, us, *_) in reader.drain()}
+
+
+def test_okapis_own_chain_is_the_auth_filter_the_serving_module_and_the_rest_is_the_gateway(tallies):
     lines = [
         f"POST mod-authtoken-2.14.1 http://10.0.0.5:9131{PATH} : 202 1544us",
         f"POST mod-circulation-24.0.0 http://10.0.0.5:9134{PATH} : 201 45213us",
     ]
     assert breakdown(lines, 50_000) == {
         "mod-authtoken": (1544, 1), "mod-circulation": (45213, 1), GATEWAY: (50_000 - 1544 - 45213, 0)}
+    assert breakdown(lines, 1544 + 45213 + 1)[GATEWAY] == (1, 0)  # to the µs
+    assert GATEWAY not in breakdown(lines, 1544 + 45213)  # nothing left for it: no part (of no hop)
 
 
-def test_calls_the_serving_module_made_come_out_of_its_own_time(scan):
+def test_calls_the_serving_module_made_come_out_of_its_own_time(tallies):
     lines = [
         "GET mod-users-19.2.0 http://sandbox:9130/users.. : 200 3000us",
         "GET mod-inventory-storage-27.0.0 http://sandbox:9130/item-storage/items.. : 200 4000us",
@@ -72,7 +90,7 @@ def test_parallel_calls_longer_than_the_serving_hop_leave_it_at_zero():
     assert breakdown(lines, 1200)["mod-circulation"] == (0, 1)
 
 
-def test_a_line_that_is_not_okapis_counts_for_nothing(scan):
+def test_a_line_that_is_not_okapis_counts_for_nothing(tallies):
     good = f"POST mod-circulation-24.0.0 http://h{PATH} : 201 900us"
     odd = ["POST mod-users-1.0.0 http://h/users : 200 -5us", "POST mod-users-1.0.0 http://h/users : 200 5ms",
            "POST mod-users-1.0.0 http://h/users : 200 xus", "POST mod-users-1.0.0 : 200 5us",
@@ -80,29 +98,53 @@ def test_a_line_that_is_not_okapis_counts_for_nothing(scan):
     assert breakdown([*odd, good], 1000) == {"mod-circulation": (900, 1), GATEWAY: (100, 0)}
 
 
-def test_a_transactions_parts_are_its_calls_summed():
-    reader = TraceReader()
-    parts = reader.read_lines([f"POST mod-circulation-24.0.0 http://h{PATH} : 201 900us",
-                               "GET mod-users-1.0.0 http://h/users.. : 200 300us",
-                               "GET mod-circulation-24.0.0 http://h/circulation/loans : 200 800us"],
-                              [1, 2], np.array([1000, 850]))
-    both, first = summed(parts, np.array([0, 0]), np.array([2, 1])), 1
-    by_group = {(g, reader.modules[m]): (us, hops) for g, m, us, hops in
-                zip(both.call.tolist(), both.module.tolist(), both.us.tolist(), both.hops.tolist())}
-    assert by_group == {(0, "mod-circulation"): (1400, 2), (0, "mod-users"): (300, 1), (0, GATEWAY): (150, 0),
-                        (first, "mod-circulation"): (900, 1), (first, GATEWAY): (100, 0)}
+def test_a_transactions_parts_are_its_calls_summed(tallies):
+    reader, rows = TraceReader(), {}
+    fields = [[(HEADER, f"POST mod-circulation-24.0.0 http://h{PATH} : 201 900us")],
+              [(HEADER, "GET mod-users-1.0.0 http://h/users.. : 200 300us"),
+               (HEADER, "GET mod-circulation-24.0.0 http://h/circulation/loans : 200 800us")]]
+    assert take(reader, fields, [1.0, 0.85], rows, ["first", "second"], [("Both", 0, 2), ("First", 0, 1)]) == (2, 0)
+    assert tallied(reader, rows) == {
+        ("Both", "mod-circulation"): (1, 2, 1400), ("Both", "mod-users"): (1, 1, 300), ("Both", GATEWAY): (1, 0, 150),
+        ("First", "mod-circulation"): (1, 1, 900), ("First", GATEWAY): (1, 0, 100),
+        ("first", "mod-circulation"): (1, 1, 900), ("first", GATEWAY): (1, 0, 100),
+        ("second", "mod-circulation"): (1, 1, 500), ("second", "mod-users"): (1, 1, 300), ("second", GATEWAY): (1, 0, 50)}
+    take(reader, fields, [1.0, 0.85], rows, ["first", "second"], "Both", counted=False)  # a reset's: no API rows
+    assert tallied(reader, rows) == {
+        ("Both", "mod-circulation"): (1, 2, 1400), ("Both", "mod-users"): (1, 1, 300), ("Both", GATEWAY): (1, 0, 150)}
 
 
-def test_calls_taken_without_lines_leave_the_others_times_alone(scan):
-    reader = TraceReader()
+def test_calls_taken_without_lines_leave_the_others_times_alone(tallies):
+    reader, rows = TraceReader(), {}
     users = [(HEADER, "GET mod-users-1.0.0 http://h/users : 200 700us")]
-    take(reader, [users, [(HEADER, "GET mod-x-1.0.0 http://h/a : 200 12ms")]], [1.0, 0.9], 0)  # a time not in µs
-    take(reader, [[]], [0.8], 2)  # an answer without lines
-    take(reader, [users], [1.1], 3)
-    parts = reader.read()
-    assert [(c, reader.modules[m], us) for c, m, us in zip(parts.call.tolist(), parts.module.tolist(), parts.us.tolist())] \
-        == [(0, GATEWAY, 300), (0, "mod-users", 700), (3, GATEWAY, 400), (3, "mod-users", 700)]
-    assert parts.traced.tolist() == [True, False, False, True]
+    assert take(reader, [users, [(HEADER, "GET mod-x-1.0.0 http://h/a : 200 12ms")]], [1.0, 0.9], rows, ["a", "b"]) \
+        == (1, 1)  # a time not in µs
+    assert take(reader, [[], None], [0.8, 0.7], rows, ["c", "d"]) == (0, 2)  # answers without lines
+    assert take(reader, [users[0]], [1.1], rows, ["e"]) == (1, 0)  # one line, kept as its pair
+    assert tallied(reader, rows) == {("a", GATEWAY): (1, 0, 300), ("a", "mod-users"): (1, 1, 700),
+                                     ("e", GATEWAY): (1, 0, 400), ("e", "mod-users"): (1, 1, 700)}
+    assert tallied(reader, rows) == {}  # drained
+
+
+def test_each_modules_figures_and_buckets_are_those_the_per_sample_tally_gives(tallies):
+    """Every figure and bucket of a module's time is the one metrics.Tally.time gives, from 0 µs to 10 minutes,
+    at the bucket edges too."""
+    values = [0, 1, 2, 1023, 1024, 1025, 2047, 2048, 2049, 2050, 4095, 4096, 4097, 45_213, 999_999, 2**32 - 1, 2**32,
+              600_000_000]
+    values += [(7919 * k) % 3_000_000 for k in range(2000)]
+    names = ["a", "b", "c"]
+    one_by_one = {name: ModuleTally() for name in names}
+    reader, rows = TraceReader(), {}
+    for k, us in enumerate(values):
+        tally = one_by_one[names[k % 3]]
+        tally.count += 1
+        tally.hops += 1
+        tally.time(us)
+        take(reader, [[(HEADER, f"GET mod-x-1.0.0 http://h/a : 200 {us}us")]], [us / 1000], rows, [names[k % 3]])
+    named = {row: name for name, row in rows["GET"].items()}
+    drained = {(named[row], module): figures for row, module, figures in reader.drain()}
+    assert drained == {(name, "mod-x"): (t.count, t.hops, t.sum_us, t.min_us, t.max_us, t.buckets)
+                       for name, t in one_by_one.items()}  # no gateway part: 0 µs
 
 
 def test_module_names_drop_the_version_only():
@@ -116,11 +158,11 @@ def test_repeated_headers_are_read_apart_and_a_call_keeps_them_as_geventhttpclie
     headers = Headers()
     headers.add("X-Okapi-Trace", "a")
     assert raw_headers() is Headers and dict.get(headers, FIELD) == (HEADER, "a")  # one line: a pair
-    assert as_list(dict.get(headers, FIELD)) == trace_field(headers) == [(HEADER, "a")]
+    assert trace_field(headers) == [(HEADER, "a")]
     headers.add("X-Okapi-Trace", "b")
     assert header_lines(headers) == ["a", "b"]
     assert dict.get(headers, FIELD) == trace_field(headers) == [(HEADER, "a"), (HEADER, "b")]
-    assert as_list(dict.get(Headers(), FIELD)) == trace_field(Headers()) == []
+    assert dict.get(Headers(), FIELD) is None and trace_field(Headers()) == []
     joined = CaseInsensitiveDict({"x-okapi-trace": "a, b"})  # requests joins repeated headers
     assert header_lines(joined) == ["a", "b"] and trace_field(CaseInsensitiveDict()) == []
 
@@ -167,72 +209,79 @@ def random_lines(rng: random.Random) -> list[str]:
     return lines[rng.randrange(2):] if rng.random() < 0.1 else lines  # now and then, no filter
 
 
+def raw_field(lines: list[str]):
+    """A response's trace field as a --trace call keeps it (geventhttpclient's: a list, one pair, or None)."""
+    headers = Headers()
+    for line in lines:
+        headers.add(HEADER, line)
+    return dict.get(headers, FIELD)
+
+
 @pytest.mark.parametrize("max_heads", [trace_reader.MAX_HEADS, 5])
-def test_calls_read_in_batches_have_the_parts_each_has_on_its_own(monkeypatch, max_heads, scan):
-    """The reader's numpy over a batch gives every call the parts the rules give it alone, whatever its
-    lines, with its heads remembered across batches or forgotten (MAX_HEADS) in between."""
+def test_calls_taken_a_few_at_a_time_have_the_parts_each_has_on_its_own(monkeypatch, max_heads, tallies):
+    """Every call's parts are the ones the rules give it alone, whatever its lines, with the heads
+    remembered across takes or forgotten (MAX_HEADS) in between, and the modules numbered for good."""
     monkeypatch.setattr(trace_reader, "MAX_HEADS", max_heads)
     rng = random.Random(7)
-    reader = TraceReader()
-    named: dict[int, str] = {}  # a module's number stays its own: kept parts are tallied batches later
-    for _ in range(4):
+    reader, rows = TraceReader(), {}
+    for batch in range(4):
         responses = [random_lines(rng) if rng.random() < 0.95 else [] for _ in range(300)]
         times_ms = [rng.randrange(0, 20_000) / 1000 for _ in responses]
-        fields = []
-        for lines in responses:
-            headers = Headers()
-            for line in lines:
-                headers.add(HEADER, line)
-            field = dict.get(headers, FIELD)  # as a call keeps it
-            fields.append(field if field.__class__ is list else as_list(field))
-        k = 0
-        while k < len(fields):  # taken a few calls at a time (a take with no line too), read all at once
+        names = [f"call {batch}.{k}" for k in range(len(responses))]  # a row each: its tallies are its parts
+        traced = untraced = k = 0
+        while k < len(responses):  # taken a few calls at a time (a take with no line too)
             size = rng.randrange(1, 8)
-            take(reader, fields[k:k + size], times_ms[k:k + size], k)
-            k += size
-        parts = reader.read()
-        for module in set(parts.module.tolist()):
-            assert named.setdefault(module, reader.modules[module]) == reader.modules[module]
-        got: dict[int, dict[str, tuple[int, int]]] = {}
-        for call, module, us, hops in zip(parts.call.tolist(), parts.module.tolist(), parts.us.tolist(), parts.hops.tolist()):
-            got.setdefault(call, {})[reader.modules[module]] = (us, hops)
-        for k, lines in enumerate(responses):
-            expected = reference(lines, int(times_ms[k] * 1000 + 0.5))
-            assert got.get(k) == expected, lines
-            assert parts.traced[k] == (expected is not None)
+            got = take(reader, [raw_field(lines) for lines in responses[k:k + size]], times_ms[k:k + size], rows,
+                       names[k:k + size])
+            traced, untraced, k = traced + got[0], untraced + got[1], k + size
+        got = {}
+        for (name, module), (samples, hops, us) in tallied(reader, rows).items():
+            assert samples == 1
+            got.setdefault(name, {})[module] = (us, hops)
+        expected = {name: reference(lines, int(ms * 1000 + 0.5)) for name, lines, ms in zip(names, responses, times_ms)}
+        assert got == {name: parts for name, parts in expected.items() if parts is not None}
+        assert (traced, untraced) == (len(got), len(responses) - len(got))
 
 
-@pytest.mark.parametrize("shape", ["one call each", "nested and longer"])
-def test_a_batchs_transactions_have_their_calls_parts_added_up(shape):
+def test_transactions_have_their_calls_parts_added_up(tallies):
+    """A transaction's parts are its calls' summed per module, one sample each: a group's one transaction,
+    nested ones, ones of no call, and the calls of a reset's group counted for their transactions only."""
     rng = random.Random(11)
-    responses = [random_lines(rng) for _ in range(200)]
-    times_us = [rng.randrange(0, 20_000) for _ in responses]
-    reader = TraceReader()
-    parts = reader.read_lines([line for lines in responses for line in lines], [len(lines) for lines in responses],
-                              np.array(times_us))
-    if shape == "one call each":
-        groups = [(k, k + 1) for k in range(0, 200, 2)]
-    else:
-        groups = [(k, k + rng.randrange(1, 6)) for k in range(0, 190, 5)] + [(7, 8), (7, 9), (0, 200)]
-    first, end = (np.array(column) for column in zip(*groups))
-    got: dict[int, dict[str, tuple[int, int]]] = {}
-    added = summed(parts, first, end)
-    for group, module, us, hops in zip(added.call.tolist(), added.module.tolist(), added.us.tolist(), added.hops.tolist()):
-        got.setdefault(group, {})[reader.modules[module]] = (us, hops)
-    for g, (a, b) in enumerate(groups):
-        expected: dict[str, tuple[int, int]] = {}
-        for k in range(a, b):
-            for module, (us, hops) in (reference(responses[k], times_us[k]) or {}).items():
-                total, n = expected.get(module, (0, 0))
-                expected[module] = (total + us, n + hops)
-        assert got.get(g, {}) == expected
-        assert added.traced[g] == bool(expected)
+    reader, rows = TraceReader(), {}
+    expected: dict[tuple[str, str], tuple[int, int, int]] = {}
+    for g in range(60):
+        responses = [random_lines(rng) if rng.random() < 0.9 else [] for _ in range(rng.randrange(0, 7))]
+        times_us = [rng.randrange(0, 20_000) for _ in responses]
+        m = len(responses)
+        if rng.random() < 0.3:
+            ended = f"T{g}"
+            spans = [(ended, 0, m)]
+        else:
+            spans = [(f"T{g}.{k}", a, rng.randrange(a, m + 1)) for k, a in enumerate(rng.randrange(0, m + 1) for _ in range(3))]
+            ended = spans
+        counted = rng.random() < 0.8
+        names = [f"call {g}.{k}" for k in range(m)]
+        take(reader, [raw_field(lines) for lines in responses], [us / 1000 for us in times_us], rows, names, ended,
+             counted)
+        parts = [reference(lines, us) or {} for lines, us in zip(responses, times_us)]
+        for name, first, end in spans:
+            summed: dict[str, tuple[int, int]] = {}
+            for call in parts[first:end]:
+                for module, (us, hops) in call.items():
+                    total, n = summed.get(module, (0, 0))
+                    summed[module] = (total + us, n + hops)
+            for module, (us, hops) in summed.items():
+                expected[name, module] = (1, hops, us)
+        for name, call in zip(names, parts) if counted else ():
+            for module, (us, hops) in call.items():
+                expected[name, module] = (1, hops, us)
+    assert tallied(reader, rows) == expected
 
 
-def test_the_c_scan_gives_byte_for_byte_what_the_python_one_does():
-    """Rows, each module's part of each call and whether it was traced alike, and each named group's
-    transaction, heads and rows learnt alike, for Okapi's lines and odd ones: a time that is no `<digits>us`, too long, only `us`,
-    non-ASCII text, an empty line; groups with no call, with no name."""
+def test_the_c_tallies_are_those_of_the_python_ones(monkeypatch):
+    """Each row's figures and buckets, the traced counts, and the heads and rows learnt, alike, for Okapi's lines
+    and odd ones: a time that is no `<digits>us`, too long, only `us`, non-ASCII text, an empty line; groups with
+    no call, of no transaction, of one, of nested ones, counted and not."""
     rng = random.Random(3)
     odd = ["", "us", "123us", "GET mod-x-1.0.0 http://h/a : 200 0us", "GET mod-x-1.0.0 http://h/a : 200 1099511627775us",
            "GET mod-x-1.0.0 http://h/a : 200 1099511627776us", "GET mod-x-1.0.0 http://h/a : 200 00000000000000000000042us",
@@ -242,27 +291,42 @@ def test_the_c_scan_gives_byte_for_byte_what_the_python_one_does():
     for k in range(400):
         lines = random_lines(rng) + ([rng.choice(odd)] if rng.random() < 0.3 else [])
         calls.append((rng.choice(["GET", "POST"]), f"name {rng.randrange(6)}", rng.randrange(10**6) / 1000,
-                      [(HEADER, line) for line in lines] if k % 17 else []))
+                      raw_field(lines) if k % 17 else None))
     batches = []
     while calls:
         groups = [[calls.pop() for _ in range(min(len(calls), rng.randrange(4)))] for _ in range(rng.randrange(1, 12))]
-        batches.append((groups, [rng.choice([None, "Check out", "Check in"]) for _ in groups]))
+        ended = [rng.choice([None, "Check out", "Check in", [("Check out", 0, len(g)), ("Inner", len(g) // 2, len(g))]])
+                 for g in groups]
+        batches.append((groups, ended, rng.random() < 0.8))
 
-    def run(scan):
+    def run(tallies):
         rows: dict[str, dict[str, int]] = {}
         heads: dict[str, tuple[int, int]] = {}
-
-        def learn_row(request_type, name):  # numbered as folioperf.metrics does: asked twice, the same number
-            of_type = rows.setdefault(request_type, {})
-            return of_type.setdefault(name, sum(map(len, rows.values())))
 
         def learn_head(head):  # (module, path): some not Okapi's, some paths shared
             return heads.setdefault(head, (len(heads) % 9 - 1, len(head) % 4))
 
-        base, out = 7, []
-        for groups, names in batches:
-            out.append(scan(groups, names, base, "Transaction", rows, heads, learn_row, learn_head))
-            base += sum(map(len, groups))
-        return out, rows, heads
+        kept = tallies(trace_reader.SUB_BUCKET_BITS)
+        out = []
+        for groups, ended, counted in batches:
+            out.append(kept.scan(groups, ended, counted, "Transaction", rows, heads, learn_row(rows), learn_head))
+            if rng.random() < 0.3:
+                out.append(sorted(kept.drain()))
+        return out, sorted(kept.drain()), rows, heads
 
-    assert run(c_scan()) == run(scan_in_python)
+    monkeypatch.setattr(TalliesInPython, "FOLD_PARTS", 20)
+    state = rng.getstate()
+    in_c = run(c_tallies())
+    rng.setstate(state)
+    assert in_c == run(TalliesInPython)
+
+
+def test_calls_that_are_not_traced_calls_are_refused_with_a_message():
+    kept = c_tallies()(trace_reader.SUB_BUCKET_BITS)
+    for groups, ended, message in (([[("GET", "a", 1.0)]], [None], "a traced call is"),
+                                   ([[("GET", "a", 1.0, "line")]], [None], "a traced call is"),
+                                   ([[("GET", "a", 1.0, ["line"])]], [None], "pairs of str"),
+                                   ([[]], [[("T", 0, 1)]], r"calls\[first:end\]"),
+                                   (["calls"], [None], "a group is")):
+        with pytest.raises((TypeError, ValueError), match=message):
+            kept.scan(groups, ended, True, "Transaction", {}, {}, lambda t, n: 0, lambda h: (0, 0))
