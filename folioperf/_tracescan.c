@@ -5,7 +5,7 @@
  * (an API's or a transaction's): samples, hops, sum, min and max µs, and the histogram folioperf.metrics.Tally
  * keeps (a value cut to sub_bucket_bits significant bits: its bucket), in two hash tables of plain integers.
  *
- * Tallies.scan(groups, ended, counted, transaction, rows, heads, learn_row, learn_head) -> (traced, untraced)
+ * Tallies.scan(groups, ended, counted, transaction, rows, module_ids, learn_row, learn_module) -> (traced, untraced)
  * reads groups of calls, each a list of folioperf.okapi_trace.Traced: (request type, name, response ms, trace
  * field: a list of (name, line) pairs, one pair, or None). A call's parts by folioperf.okapi_trace's rules (its
  * readable lines' hops, the serving module's less the calls it made, the gateway's rest as module 0 with no
@@ -14,12 +14,15 @@
  * calls) or a list of (name, first, end), calls[first:end] each; a transaction's parts, its calls' summed per
  * module, are one sample each of its row rows[transaction][name]. A group's transaction rows are numbered before
  * its calls'. traced/untraced count the counted calls with and without a readable line.
- * A line's head is the line without the run of `0123456789us` that ends it (str.rstrip's rule); heads[head]
- * (or learn_head(head)) is its (module, path's hash), module -1 for a line that is not Okapi's; the run is its
- * µs if it is "<digits>us" below MAX_US. A line with both counts.
+ * A line's head is the line without the run of `0123456789us` that ends it (str.rstrip's rule); the run is its
+ * µs if it is "<digits>us" below MAX_US, and the head, if it is Okapi's `<METHOD> <module id> <URL> : <status> `,
+ * gives its module (module_ids[module id], or learn_module(module id) for one not numbered yet) and its URL's
+ * path. A line with both counts. Each line is read afresh, in place: a cache of lines would grow with every id
+ * in a path (GET /inventory/instances/{id}), and costs about what reading does.
  *
  * Tallies.drain() -> [(key, samples, hops, sum, min, max, {bucket: count}), ...] gives what was kept, and
- * forgets it. Per line a --trace call costs one short string made and looked up, and no Python call. */
+ * forgets it. Per line a --trace call costs one short string (its module id) made and looked up, and no Python
+ * call. */
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -201,25 +204,93 @@ static int64_t row_in(PyObject *rows, PyObject *type, PyObject *name, PyObject *
     return row_of(of_type, type, name, learn_row);
 }
 
-/* A head's (module, path) as TraceReader._learn gives them: heads[head], or learn_head(head). */
-static int head_of(PyObject *heads, PyObject *learn_head, PyObject *head, int64_t *module, int64_t *path) {
-    PyObject *found = PyDict_GetItemWithError(heads, head), *got = NULL;  /* borrowed, or new */
-    if (found == NULL) {
-        if (PyErr_Occurred() || (got = found = PyObject_CallOneArg(learn_head, head)) == NULL)
-            return -1;
-    }
-    int ok = PyTuple_Check(found) && PyTuple_GET_SIZE(found) == 2;
-    if (ok) {
-        *module = PyLong_AsLongLong(PyTuple_GET_ITEM(found, 0));
-        *path = PyLong_AsLongLong(PyTuple_GET_ITEM(found, 1));
-        if (!PyErr_Occurred() && *module >= ((int64_t)1 << MODULE_BITS)) {
-            PyErr_SetString(PyExc_ValueError, "a module is numbered below 2**16");
-            ok = 0;
-        }
-    } else
-        PyErr_SetString(PyExc_TypeError, "a head is numbered (module, path)");
+/* What one scan reads with (its arguments) and into. */
+typedef struct {
+    PyObject *transaction, *rows, *module_ids, *learn_row, *learn_module;
+    int counted;
+    Py_ssize_t traced[2];  /* counted calls with a readable line, and without */
+} Scan;
+
+/* The module of a module id: module_ids[id], or learn_module(id); -1 with an exception set on failure. */
+static int64_t module_of(Scan *scan, PyObject *id) {
+    PyObject *found = PyDict_GetItemWithError(scan->module_ids, id), *got = NULL;  /* borrowed, or new */
+    if (found == NULL && (PyErr_Occurred() || (got = found = PyObject_CallOneArg(scan->learn_module, id)) == NULL))
+        return -1;
+    int64_t module = PyLong_AsLongLong(found);
     Py_XDECREF(got);
-    return ok && !PyErr_Occurred() ? 0 : -1;
+    if (module == -1 && PyErr_Occurred())
+        return -1;
+    if (module < 0 || module >= ((int64_t)1 << MODULE_BITS)) {
+        PyErr_SetString(PyExc_ValueError, "a module is numbered from 0 to 2**16");
+        return -1;
+    }
+    return module;
+}
+
+/* A readable line's hop: its module, µs, and its URL's path, characters [start, end) of data. */
+typedef struct {
+    int64_t module, us;
+    int kind;
+    const void *data;
+    Py_ssize_t start, end;
+} Hop;
+
+static const Py_UCS1 slash = '/';  /* the path of a URL with none */
+
+/* The module and path of a line whose head (all before its time) is line[0:k], if the head is Okapi's
+ * `<METHOD> <module id> <URL> : <status> `: 1; 0 if it is not; -1 with an exception set on failure. The
+ * path is the URL's after "//" and the host, Okapi's ".." for a cut query string dropped (trace_reader._path). */
+static int read_head(Scan *scan, PyObject *line, Py_ssize_t k, Hop *hop) {
+    int kind = PyUnicode_KIND(line);
+    const void *data = PyUnicode_DATA(line);
+    Py_ssize_t from[5], to[5], words = 0, start = 0;
+    if (k == 0 || PyUnicode_READ(kind, data, k - 1) != ' ')
+        return 0;
+    for (Py_ssize_t i = 0; i < k && words <= 5; i++)  /* words of line[0:k-1], split at each space */
+        if (i == k - 1 || PyUnicode_READ(kind, data, i) == ' ') {
+            if (words < 5)
+                from[words] = start, to[words] = i;
+            words++, start = i + 1;
+        }
+    if (words != 5 || to[3] - from[3] != 1 || PyUnicode_READ(kind, data, from[3]) != ':')
+        return 0;
+    PyObject *id = PyUnicode_Substring(line, from[1], to[1]);
+    if (id == NULL)
+        return -1;
+    hop->module = module_of(scan, id);
+    Py_DECREF(id);
+    if (hop->module < 0)
+        return -1;
+    Py_ssize_t url = from[2], end = to[2], at = -1;
+    for (Py_ssize_t i = url; i + 1 < end && at < 0; i++)
+        if (PyUnicode_READ(kind, data, i) == '/' && PyUnicode_READ(kind, data, i + 1) == '/')
+            at = i + 2;
+    if (at >= 0) {
+        while (at < end && PyUnicode_READ(kind, data, at) != '/')
+            at++;
+        url = at;
+    }
+    if (at >= 0 && url == end)  /* a host and no path */
+        hop->kind = PyUnicode_1BYTE_KIND, hop->data = &slash, hop->start = 0, hop->end = 1;
+    else {
+        if (end - url >= 2 && PyUnicode_READ(kind, data, end - 1) == '.' && PyUnicode_READ(kind, data, end - 2) == '.')
+            end -= 2;
+        hop->kind = kind, hop->data = data, hop->start = url, hop->end = end;
+    }
+    return 1;
+}
+
+static int same_path(const Hop *a, const Hop *b) {
+    Py_ssize_t n = a->end - a->start;
+    if (n != b->end - b->start)
+        return 0;
+    if (a->kind == b->kind)
+        return memcmp((const char *)a->data + a->start * a->kind, (const char *)b->data + b->start * b->kind,
+                      n * a->kind) == 0;
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (PyUnicode_READ(a->kind, a->data, a->start + i) != PyUnicode_READ(b->kind, b->data, b->start + i))
+            return 0;
+    return 1;
 }
 
 /* Parts of the calls of one group: module, µs, hops each; a call's are one per module. */
@@ -262,23 +333,22 @@ static void add_part(Parts *parts, Py_ssize_t first, int64_t module, int64_t us,
 }
 
 /* A call's parts appended to `parts`; *traced if any of its lines could be read. */
-static int scan_call(PyObject *call, PyObject *heads, PyObject *learn_head, Parts *parts, int *traced) {
+static int scan_call(Scan *scan, PyObject *call, Parts *parts, int *traced) {
     double ms = PyFloat_AsDouble(PyTuple_GET_ITEM(call, 2));
     if (ms == -1.0 && PyErr_Occurred())
         return -1;
     int64_t response_us = (int64_t)(ms * 1000.0 + 0.5);
     PyObject *field = PyTuple_GET_ITEM(call, 3);
     int one = PyTuple_Check(field);  /* geventhttpclient keeps a field of one line as its (name, line) pair */
-    Py_ssize_t m = one ? 1 : field == Py_None ? 0 : PyList_GET_SIZE(field), readable = 0;
+    Py_ssize_t m = one ? 1 : field == Py_None ? 0 : PyList_GET_SIZE(field), readable = 0, held = 0;
     if (room(parts, m + 1) < 0)
         return -1;
-    int64_t small[3 * 32], *hop = m <= 32 ? small : PyMem_Malloc(3 * m * sizeof(int64_t));  /* module, path, µs */
-    if (hop == NULL) {
+    Hop small_hops[16], *hop = m <= 16 ? small_hops : PyMem_Malloc(m * sizeof(Hop));
+    PyObject *small_lines[16], **lines = m <= 16 ? small_lines : PyMem_Malloc(m * sizeof(PyObject *));
+    int failed = hop == NULL || lines == NULL;
+    if (failed)
         PyErr_NoMemory();
-        return -1;
-    }
-    int failed = 0;
-    for (Py_ssize_t j = 0; j < m && (one || j < PyList_GET_SIZE(field)); j++) {
+    for (Py_ssize_t j = 0; j < m && !failed && (one || j < PyList_GET_SIZE(field)); j++) {
         PyObject *pair = one ? field : PyList_GET_ITEM(field, j);
         PyObject *line = PyTuple_Check(pair) && PyTuple_GET_SIZE(pair) == 2 ? PyTuple_GET_ITEM(pair, 1) : NULL;
         if (line == NULL || !PyUnicode_Check(line)) {
@@ -286,41 +356,40 @@ static int scan_call(PyObject *call, PyObject *heads, PyObject *learn_head, Part
             failed = 1;
             break;
         }
+        lines[held++] = Py_NewRef(line);  /* its characters are read until the call's parts are made */
         int kind = PyUnicode_KIND(line);
         const void *data = PyUnicode_DATA(line);
         Py_ssize_t end = PyUnicode_GET_LENGTH(line), k = end;
         while (k > 0 && time_char(PyUnicode_READ(kind, data, k - 1)))
             k--;
-        int64_t us = micros(kind, data, k, end), module, path;
-        Py_INCREF(line);  /* held while learn_head runs Python code */
-        PyObject *head = PyUnicode_Substring(line, 0, k);
-        failed = head == NULL || head_of(heads, learn_head, head, &module, &path) < 0;
-        Py_XDECREF(head);
-        Py_DECREF(line);
-        if (failed)
-            break;
-        if (us >= 0 && module >= 0) {
-            int64_t *h = hop + 3 * readable++;
-            h[0] = module, h[1] = path, h[2] = us;
-        }
+        int64_t us = micros(kind, data, k, end);
+        int okapis = us >= 0 ? read_head(scan, line, k, hop + readable) : 0;
+        failed = okapis < 0;
+        if (okapis > 0)
+            hop[readable++].us = us;
     }
     *traced = readable > 0;
     if (!failed && readable) {
-        int64_t chain = hop[3 * (readable - 1) + 1], own = 0, made = 0;
+        const Hop *chain = &hop[readable - 1];  /* the serving module's line comes last */
+        int64_t own = 0, made = 0;
         for (Py_ssize_t k = 0; k < readable; k++)
-            *(hop[3 * k + 1] == chain ? &own : &made) += hop[3 * k + 2];
+            *(same_path(&hop[k], chain) ? &own : &made) += hop[k].us;
         Py_ssize_t first = parts->n;
         for (Py_ssize_t k = 0; k < readable; k++) {
-            int64_t us = hop[3 * k + 2];
+            int64_t us = hop[k].us;
             if (k == readable - 1)
                 us = us > made ? us - made : 0;
-            add_part(parts, first, hop[3 * k], us, 1);
+            add_part(parts, first, hop[k].module, us, 1);
         }
         if (response_us - own > 0)
             add_part(parts, first, 0, response_us - own, 0);  /* the gateway is module 0 */
     }
-    if (hop != small)
+    while (held > 0)
+        Py_DECREF(lines[--held]);
+    if (hop != small_hops)
         PyMem_Free(hop);
+    if (lines != small_lines)
+        PyMem_Free(lines);
     return failed ? -1 : 0;
 }
 
@@ -347,9 +416,7 @@ static int check_call(PyObject *call) {
 }
 
 /* A group: its transactions' rows, then its calls', each call's parts and its transactions'. */
-static int scan_group(Tallies *self, PyObject *calls, PyObject *ended, int counted, PyObject *transaction,
-                      PyObject *rows, PyObject *heads, PyObject *learn_row, PyObject *learn_head, Parts *parts,
-                      Py_ssize_t *traced) {
+static int scan_group(Tallies *self, Scan *scan, PyObject *calls, PyObject *ended, Parts *parts) {
     Py_ssize_t m = PyList_GET_SIZE(calls), n_ended = PyList_Check(ended) ? PyList_GET_SIZE(ended) : ended != Py_None;
     Py_ssize_t *starts = PyMem_Malloc((m + 1 + 3 * n_ended) * sizeof(Py_ssize_t));  /* each call's first part */
     if (starts == NULL) {
@@ -377,7 +444,7 @@ static int scan_group(Tallies *self, PyObject *calls, PyObject *ended, int count
                 break;
             }
         }
-        int64_t row = row_in(rows, transaction, name, learn_row);
+        int64_t row = row_in(scan->rows, scan->transaction, name, scan->learn_row);
         failed = row < 0;
         spans[3 * t] = (Py_ssize_t)row, spans[3 * t + 1] = first, spans[3 * t + 2] = end;
     }
@@ -394,11 +461,12 @@ static int scan_group(Tallies *self, PyObject *calls, PyObject *ended, int count
         int has_lines = 0;
         starts[c] = parts->n;
         failed = check_call(call) < 0
-            || (counted && (row = row_in(rows, PyTuple_GET_ITEM(call, 0), PyTuple_GET_ITEM(call, 1), learn_row)) < 0)
-            || scan_call(call, heads, learn_head, parts, &has_lines) < 0;
+            || (scan->counted
+                && (row = row_in(scan->rows, PyTuple_GET_ITEM(call, 0), PyTuple_GET_ITEM(call, 1), scan->learn_row)) < 0)
+            || scan_call(scan, call, parts, &has_lines) < 0;
         Py_DECREF(call);
-        if (!failed && counted) {
-            traced[!has_lines]++;
+        if (!failed && scan->counted) {
+            scan->traced[!has_lines]++;
             for (Py_ssize_t k = starts[c]; k < parts->n && !failed; k++)
                 failed = tally(self, row << MODULE_BITS | parts->module[k], parts->us[k], parts->hops[k]) < 0;
         }
@@ -414,18 +482,17 @@ static PyObject *Tallies_scan(Tallies *self, PyObject *const *args, Py_ssize_t n
     if (nargs != 8 || !PyList_Check(args[0]) || !PyList_Check(args[1]) || PyList_GET_SIZE(args[0]) != PyList_GET_SIZE(args[1])
             || !PyDict_Check(args[4]) || !PyDict_Check(args[5])) {
         PyErr_SetString(PyExc_TypeError, "scan(groups: list, ended: list, counted: bool, transaction: str, rows: dict, "
-                                         "heads: dict, learn_row, learn_head)");
+                                         "module_ids: dict, learn_row, learn_module)");
         return NULL;
     }
     if (self->figures == NULL) {
         PyErr_SetString(PyExc_RuntimeError, "Tallies.__init__ was not called");
         return NULL;
     }
-    PyObject *groups = args[0], *ended = args[1], *transaction = args[3], *rows = args[4], *heads = args[5];
-    int counted = PyObject_IsTrue(args[2]);
-    if (counted < 0)
+    PyObject *groups = args[0], *ended = args[1];
+    Scan scan = {args[3], args[4], args[5], args[6], args[7], PyObject_IsTrue(args[2]), {0, 0}};
+    if (scan.counted < 0)
         return NULL;
-    Py_ssize_t traced[2] = {0, 0};
     Parts parts = {NULL, NULL, NULL, 0, 0};
     int failed = 0;
     Py_INCREF(groups);
@@ -439,7 +506,7 @@ static PyObject *Tallies_scan(Tallies *self, PyObject *const *args, Py_ssize_t n
         }
         Py_INCREF(calls);
         Py_INCREF(its);
-        failed = scan_group(self, calls, its, counted, transaction, rows, heads, args[6], args[7], &parts, traced) < 0;
+        failed = scan_group(self, &scan, calls, its, &parts) < 0;
         Py_DECREF(calls);
         Py_DECREF(its);
     }
@@ -448,7 +515,7 @@ static PyObject *Tallies_scan(Tallies *self, PyObject *const *args, Py_ssize_t n
     PyMem_Free(parts.module);
     PyMem_Free(parts.us);
     PyMem_Free(parts.hops);
-    return failed ? NULL : Py_BuildValue("nn", traced[0], traced[1]);
+    return failed ? NULL : Py_BuildValue("nn", scan.traced[0], scan.traced[1]);
 }
 
 /* -- handing over -------------------------------------------------------------------------------------- */
@@ -539,7 +606,7 @@ static void Tallies_dealloc(Tallies *self) {
 
 static PyMethodDef Tallies_methods[] = {
     {"scan", (PyCFunction)(void (*)(void))Tallies_scan, METH_FASTCALL,
-     "scan(groups, ended, counted, transaction, rows, heads, learn_row, learn_head) -> (traced, untraced)"},
+     "scan(groups, ended, counted, transaction, rows, module_ids, learn_row, learn_module) -> (traced, untraced)"},
     {"drain", (PyCFunction)Tallies_drain, METH_NOARGS,
      "drain() -> [(key, samples, hops, sum, min, max, {bucket: count}), ...], forgotten here"},
     {NULL, NULL, 0, NULL}};

@@ -4,8 +4,7 @@ A --trace run reads every response's lines, so the reading must cost next to not
 at a time (folioperf.metrics queues 32), `take` hands them to `Tallies.scan`, which reads each call's lines
 into each module's part of its time and tallies the parts at once, per (row, module), in C
 (folioperf/_tracescan.c; `TalliesInPython` where no C compiler was at hand): nothing of a response stays
-alive once taken, and no Python runs per line or per part. A line's head (all but its time) is looked up in
-a cache that gives its module and path. `drain` hands the tallies over when the figures are read or shipped.
+alive once taken, and no Python runs per line or per part. `drain` hands the tallies over when the figures are read or shipped.
 A line that is not Okapi's `<METHOD> <module id> <URL> : <status> <µs>us` counts for nothing; a response with
 no readable line is untraced.
 """
@@ -18,7 +17,7 @@ from collections.abc import Callable, Iterator
 from folioperf.histogram import SUB_BUCKET_BITS
 from folioperf.okapi_trace import GATEWAY, HEADER, Traced, module_name
 
-MAX_HEADS = 50_000  # line heads remembered: ids in URLs make ever new ones
+MAX_HEADS = 50_000  # TalliesInPython: line heads remembered (ids in URLs make ever new ones)
 MAX_US = 1 << 40  # a hop of 12 days or more is no time: nothing sums beyond int64
 MODULE_BITS = 16  # tallies are keyed `row << MODULE_BITS | module`
 _TIME_CHARS = "0123456789us"  # a line's head is the line without these at its end
@@ -27,14 +26,12 @@ Figures = tuple[int, int, int, int, int, dict[int, int]]  # samples, hops, sum, 
 
 
 class TraceReader:
-    """Takes calls' lines as they come into each module's figures per row; remembers line heads and modules
-    across takes."""
+    """Takes calls' lines as they come into each module's figures per row; numbers modules for good."""
 
     def __init__(self) -> None:
         self.modules: list[str] = [GATEWAY]  # a module's number -> its name
         self._module_index: dict[str, int] = {GATEWAY: 0}
         self._module_ids: dict[str, int] = {}  # a module id (its version in it) -> its module's number
-        self._heads: dict[str, tuple[int, int]] = {}  # a line's head (all before its time) -> (module, path hash)
         self._tallies = Tallies(SUB_BUCKET_BITS)
 
     def take(self, groups: list[list[Traced]], ended: list[Ended], counted: bool, transaction: str,
@@ -42,10 +39,8 @@ class TraceReader:
         """The next calls, in groups, and the transactions that ended in each (`Tallies.scan`), tallied: each
         call's parts in its row (rows[type][name], or learn_row's number) if `counted`, each transaction's in
         rows[transaction][name]. Gives how many counted calls had readable lines, and how many had none."""
-        traced = self._tallies.scan(groups, ended, counted, transaction, rows, self._heads, learn_row, self._learn)
-        if len(self._heads) > MAX_HEADS:  # ids in paths: start afresh (the modules stay)
-            self._heads = {}
-        return traced
+        return self._tallies.scan(groups, ended, counted, transaction, rows, self._module_ids, learn_row,
+                                  self._learn_module)
 
     def drain(self) -> Iterator[tuple[int, str, Figures]]:
         """Each (row, module)'s figures taken since the last drain (buckets as folioperf.metrics.Tally's), which
@@ -57,26 +52,13 @@ class TraceReader:
         """Forget the calls taken."""
         self._tallies.drain()
 
-    def _learn(self, head: str) -> tuple[int, int]:
-        """A head not seen before: its module's number (-1 if it is not Okapi's
-        `<METHOD> <module id> <URL> : <status> `) and its URL path's hash, remembered. A path with an id in it
-        makes every line's head new (`GET /inventory/instances/{id}`), so this is lean: paths are told apart by
-        their str hash (64 bits: two paths of one response taken for one another about once in 10**19), not
-        numbered in a dict."""
-        known = self._heads.get(head)
-        if known is not None:
-            return known
-        words = head[:-1].split(" ")
-        if len(words) != 5 or words[3] != ":" or not head.endswith(" "):
-            self._heads[head] = (-1, -1)
-            return -1, -1
-        module = self._module_ids.get(words[1])
-        if module is None:
-            module = self._module_ids[words[1]] = self._module(module_name(words[1]))
-        known = self._heads[head] = (module, hash(_path(words[2])))
-        return known
+    def _learn_module(self, module_id: str) -> int:
+        """The number of a module id's module (`mod-users-19.5.4`: mod-users), remembered."""
+        module = self._module_ids[module_id] = self._module(module_name(module_id))
+        return module
 
     def _module(self, name: str) -> int:
+        """A module's number (GATEWAY is 0), numbered now if it has none yet."""
         index = self._module_index.get(name)
         if index is None:
             if len(self.modules) >= 1 << MODULE_BITS:
@@ -97,9 +79,10 @@ def breakdown(lines: list[str], response_us: int) -> dict[str, tuple[int, int]] 
 
 class TalliesInPython:
     """`Tallies` in Python (folioperf/_tracescan.c has it in C, and says what it does): for an install that
-    could not build the C, and the reference its tests hold the C to. Each part is appended to three arrays,
-    which numpy folds into each key's figures every FOLD_PARTS parts and at a drain: a part tallied in Python
-    one by one would cost several times that."""
+    could not build the C, and the reference its tests hold the C to. Reading a line is slow in Python: a
+    line's head (all before its time) is remembered with its module and path (`learn_head`). Each part is
+    appended to three arrays, which numpy folds into each key's figures every FOLD_PARTS parts and at a
+    drain: a part tallied in Python one by one would cost several times that."""
 
     FOLD_PARTS = 100_000
 
@@ -110,14 +93,18 @@ class TalliesInPython:
         self._bits = sub_bucket_bits
         self._parts = array("q"), array("q"), array("q")  # key, µs, hops of each part not folded yet
         self._folded: dict[int, list] = {}  # key -> [samples, hops, sum, min, max, {bucket: count}]
+        self._heads: dict[str, tuple[int, int]] = {}  # a line's head -> (module, path hash)
 
     def scan(self, groups: list[list[Traced]], ended: list[Ended], counted: bool, transaction: str,
-             rows: dict[str, dict[str, int]], heads: dict[str, tuple[int, int]],
-             learn_row: Callable[[str, str], int], learn_head: Callable[[str], tuple[int, int]]) -> tuple[int, int]:
+             rows: dict[str, dict[str, int]], module_ids: dict[str, int], learn_row: Callable[[str, str], int],
+             learn_module: Callable[[str], int]) -> tuple[int, int]:
         def row_of(request_type: str, name: str) -> int:
             of_type = rows.get(request_type)
             return of_type[name] if of_type is not None and name in of_type else learn_row(request_type, name)
 
+        if len(self._heads) > MAX_HEADS:  # ids in paths: start afresh
+            self._heads = {}
+        heads = self._heads
         keys, times, hop_counts = (column.append for column in self._parts)
         traced = untraced = 0
         for calls, its in zip(groups, ended, strict=True):
@@ -127,7 +114,8 @@ class TalliesInPython:
             for request_type, name, ms, field in calls:
                 key = row_of(request_type, name) << MODULE_BITS if counted else 0
                 lines = [] if field is None else [field] if field.__class__ is tuple else field
-                parts.append(_parts([line for _, line in lines], int(ms * 1000.0 + 0.5), heads, learn_head))
+                parts.append(_parts([line for _, line in lines], int(ms * 1000.0 + 0.5), heads, module_ids,
+                                    learn_module))
                 if counted:
                     traced, untraced = traced + bool(parts[-1]), untraced + (not parts[-1])
                     for module, (us, hops) in parts[-1].items():
@@ -190,15 +178,32 @@ class TalliesInPython:
                 kept[5][value] = kept[5].get(value, 0) + count
 
 
-def _parts(lines: list[str], response_us: int, heads: dict[str, tuple[int, int]],
-           learn_head: Callable[[str], tuple[int, int]]) -> dict[int, tuple[int, int]]:
+def _learn_head(head: str, heads: dict[str, tuple[int, int]], module_ids: dict[str, int],
+               learn_module: Callable[[str], int]) -> tuple[int, int]:
+    """A head not seen before: its module's number (-1 if it is not Okapi's `<METHOD> <module id> <URL> :
+    <status> `) and its URL path's hash, remembered in heads. A path with an id in it makes every line's head
+    new (`GET /inventory/instances/{id}`), so paths are told apart by their str hash (64 bits: two paths of one
+    response taken for one another about once in 10**19), not numbered in a dict."""
+    words = head[:-1].split(" ")
+    if len(words) != 5 or words[3] != ":" or not head.endswith(" "):
+        known = heads[head] = (-1, -1)
+        return known
+    module = module_ids.get(words[1])
+    known = heads[head] = (learn_module(words[1]) if module is None else module, hash(_path(words[2])))
+    return known
+
+
+def _parts(lines: list[str], response_us: int, heads: dict[str, tuple[int, int]], module_ids: dict[str, int],
+           learn_module: Callable[[str], int]) -> dict[int, tuple[int, int]]:
     """One response's parts: module -> (µs, hops), by folioperf.okapi_trace's rules; empty if no line is read."""
     hops = []
     for line in lines:
         head = line.rstrip(_TIME_CHARS)  # "<METHOD> <module id> <URL> : <status> "
-        module, path = heads[head] if head in heads else learn_head(head)
         us = _token_us(line[len(head):])
-        if us >= 0 and module >= 0:
+        if us < 0:
+            continue
+        module, path = heads[head] if head in heads else _learn_head(head, heads, module_ids, learn_module)
+        if module >= 0:
             hops.append((module, path, us))
     if not hops:
         return {}

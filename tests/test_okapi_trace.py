@@ -84,6 +84,17 @@ def test_no_readable_line_is_no_breakdown():
     assert breakdown(["GET mod-authtoken-1.4.1-SNAPSHOT.21"], 1000) is None  # mod-circulation's fake lines
 
 
+def test_paths_are_told_apart_as_text_whatever_else_a_line_holds(tallies):
+    """The chain is the lines of the serving module's path: compared as text (a line with a non-ASCII host is
+    stored wider), Okapi's ".." for a cut query string dropped, a URL without a path read as "/"."""
+    lines = ["GET mod-authtoken-1.0.0 http://h\u20ac/b : 202 100us", "GET mod-users-1.0.0 http://h/b/c : 200 300us",
+             "GET mod-circulation-1.0.0 http://h/b.. : 200 1000us"]
+    assert breakdown(lines, 2000) == {"mod-authtoken": (100, 1), "mod-users": (300, 1), "mod-circulation": (700, 1),
+                                      GATEWAY: (900, 0)}
+    assert breakdown(["GET mod-a-1.0.0 http://h : 202 100us", "GET mod-b-1.0.0 http://h/ : 200 500us"], 1000) \
+        == {"mod-a": (100, 1), "mod-b": (500, 1), GATEWAY: (400, 0)}
+
+
 def test_parallel_calls_longer_than_the_serving_hop_leave_it_at_zero():
     lines = ["GET mod-users-1.0.0 http://h/users.. : 200 900us", "GET mod-users-1.0.0 http://h/groups.. : 200 900us",
              "GET mod-circulation-1.0.0 http://h/circulation/loans : 200 1000us"]
@@ -219,8 +230,8 @@ def raw_field(lines: list[str]):
 
 @pytest.mark.parametrize("max_heads", [trace_reader.MAX_HEADS, 5])
 def test_calls_taken_a_few_at_a_time_have_the_parts_each_has_on_its_own(monkeypatch, max_heads, tallies):
-    """Every call's parts are the ones the rules give it alone, whatever its lines, with the heads
-    remembered across takes or forgotten (MAX_HEADS) in between, and the modules numbered for good."""
+    """Every call's parts are the ones the rules give it alone, whatever its lines, with the Python reader's
+    heads remembered across takes or forgotten (MAX_HEADS) in between, and the modules numbered for good."""
     monkeypatch.setattr(trace_reader, "MAX_HEADS", max_heads)
     rng = random.Random(7)
     reader, rows = TraceReader(), {}
@@ -279,14 +290,19 @@ def test_transactions_have_their_calls_parts_added_up(tallies):
 
 
 def test_the_c_tallies_are_those_of_the_python_ones(monkeypatch):
-    """Each row's figures and buckets, the traced counts, and the heads and rows learnt, alike, for Okapi's lines
-    and odd ones: a time that is no `<digits>us`, too long, only `us`, non-ASCII text, an empty line; groups with
-    no call, of no transaction, of one, of nested ones, counted and not."""
+    """Each row's figures and buckets, the traced counts, and the modules and rows learnt, alike, for
+    Okapi's lines and odd ones: a time that is no `<digits>us`, too long, only `us`, non-ASCII text, an empty
+    line, URLs with no scheme, no path, only "..", empty words; groups with no call, of no transaction, of one,
+    of nested ones, counted and not."""
     rng = random.Random(3)
     odd = ["", "us", "123us", "GET mod-x-1.0.0 http://h/a : 200 0us", "GET mod-x-1.0.0 http://h/a : 200 1099511627775us",
            "GET mod-x-1.0.0 http://h/a : 200 1099511627776us", "GET mod-x-1.0.0 http://h/a : 200 00000000000000000000042us",
            "GET mod-x-1.0.0 http://h/caf\u00e9 : 200 7us", "GET mod-x-1.0.0 http://h/\u20ac : 200 8us",
-           "GET mod-x-1.0.0 http://h/\U0001f600 : 200 9us", "GET mod-x-1.0.0 http://h/a : 200 5sus", "GET 5u5us"]
+           "GET mod-x-1.0.0 http://h/\U0001f600 : 200 9us", "GET mod-x-1.0.0 http://h/a : 200 5sus", "GET 5u5us",
+           "GET mod-x-1.0.0 h/a : 200 3us", "GET mod-x-1.0.0 http://h : 200 3us", "GET mod-x-1.0.0 http://h/.. : 200 3us",
+           "GET mod-x-1.0.0  : 200 3us", "GET  http://h/a : 200 3us", "GET mod-x-1.0.0 //h/a/b.. : 200 3us",
+           "GET mod-x-1.0.0 .. : 200 3us", "GET mod-x-1.0.0 http://h/a : 200  3us", "GET mod-x-1.0.0 http://h/a :  200 3us",
+           "GET mod-\u20ac-1.0.0 http://\u20ac/\u20ac.. : 200 3us", "GET mod-x-1.0.0 http://h/a :: 200 3us"]
     calls = []
     for k in range(400):
         lines = random_lines(rng) + ([rng.choice(odd)] if rng.random() < 0.3 else [])
@@ -301,18 +317,19 @@ def test_the_c_tallies_are_those_of_the_python_ones(monkeypatch):
 
     def run(tallies):
         rows: dict[str, dict[str, int]] = {}
-        heads: dict[str, tuple[int, int]] = {}
+        module_ids: dict[str, int] = {}
 
-        def learn_head(head):  # (module, path): some not Okapi's, some paths shared
-            return heads.setdefault(head, (len(heads) % 9 - 1, len(head) % 4))
+        def learn_module(module_id):  # numbered as TraceReader does, by id here
+            module = module_ids[module_id] = len(module_ids) + 1
+            return module
 
         kept = tallies(trace_reader.SUB_BUCKET_BITS)
         out = []
         for groups, ended, counted in batches:
-            out.append(kept.scan(groups, ended, counted, "Transaction", rows, heads, learn_row(rows), learn_head))
+            out.append(kept.scan(groups, ended, counted, "Transaction", rows, module_ids, learn_row(rows), learn_module))
             if rng.random() < 0.3:
                 out.append(sorted(kept.drain()))
-        return out, sorted(kept.drain()), rows, heads
+        return out, sorted(kept.drain()), rows, module_ids
 
     monkeypatch.setattr(TalliesInPython, "FOLD_PARTS", 20)
     state = rng.getstate()
@@ -329,4 +346,4 @@ def test_calls_that_are_not_traced_calls_are_refused_with_a_message():
                                    ([[]], [[("T", 0, 1)]], r"calls\[first:end\]"),
                                    (["calls"], [None], "a group is")):
         with pytest.raises((TypeError, ValueError), match=message):
-            kept.scan(groups, ended, True, "Transaction", {}, {}, lambda t, n: 0, lambda h: (0, 0))
+            kept.scan(groups, ended, True, "Transaction", {}, {}, lambda t, n: 0, lambda m: 1)
