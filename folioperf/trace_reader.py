@@ -4,9 +4,9 @@ A --trace run reads every response's lines, so the reading must cost next to not
 at a time (folioperf.metrics queues 32), `take` hands them to `Tallies.scan`, which reads each call's lines
 into each module's part of its time and tallies the parts at once, per (row, module), in C
 (folioperf/_tracescan.c; `TalliesInPython` where no C compiler was at hand): nothing of a response stays
-alive once taken, and no Python runs per line or per part. `drain` hands the tallies over when the figures are read or shipped.
-A line that is not Okapi's `<METHOD> <module id> <URL> : <status> <µs>us` counts for nothing; a response with
-no readable line is untraced.
+alive once taken, and no Python runs per line or per part. `drain` hands the tallies over when the figures
+are read or shipped. A line that is not Okapi's `<METHOD> <module id> <URL> : <status> <µs>us` counts for
+nothing; a response with no readable line is untraced.
 """
 
 from __future__ import annotations
