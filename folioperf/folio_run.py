@@ -115,6 +115,7 @@ class FolioRun:
         self.share = 1  # how many processes share the open model's rate (the master says, in its setup)
         self.test: TestRecord | None = None
         self.stopping = False
+        self._said_in_python = False  # --trace: the user was told this process reads trace lines in Python
         self.last_results: Path | None = None
         self.test_complete = EventHook()  # master/local: fired with record=, snapshot=, path=, exit_code=
         self.live: LiveView | None = None
@@ -355,7 +356,10 @@ class FolioRun:
     def _users_about_to_run(self) -> None:
         """Local or worker, its test data loaded: what must be ready before the first user starts."""
         if self.settings.trace:
-            self.metrics.expect_traces()
+            reader = self.metrics.expect_traces()
+            if reader.in_python and not self._said_in_python:  # once a process: a web UI runs test after test
+                self._said_in_python = True
+                log.warning("--trace: this process %s", reader.IN_PYTHON)
         self.gc.start()  # after every import and the test data: all of it out of the collector's sight
 
     def _on_test_start(self, **_kwargs: Any) -> None:

@@ -28,11 +28,20 @@ Figures = tuple[int, int, int, int, int, dict[int, int]]  # samples, hops, sum, 
 class TraceReader:
     """Takes calls' lines as they come into each module's figures per row; numbers modules for good."""
 
+    IN_PYTHON = ("reads the trace lines in Python, at several times the CPU of folioperf's C reader, which its "
+                 "install could not build (no C compiler or Python headers): apt-get install gcc python3-dev, "
+                 "then install folioperf again")
+
     def __init__(self) -> None:
         self.modules: list[str] = [GATEWAY]  # a module's number -> its name
         self._module_index: dict[str, int] = {GATEWAY: 0}
         self._module_ids: dict[str, int] = {}  # a module id (its version in it) -> its module's number
         self._tallies = Tallies(SUB_BUCKET_BITS)
+
+    @property
+    def in_python(self) -> bool:
+        """Whether the lines are read by TalliesInPython (say so: IN_PYTHON)."""
+        return isinstance(self._tallies, TalliesInPython)
 
     def take(self, groups: list[list[Traced]], ended: list[Ended], counted: bool, transaction: str,
              rows: dict[str, dict[str, int]], learn_row: Callable[[str, str], int]) -> tuple[int, int]:
@@ -222,7 +231,7 @@ def _parts(lines: list[str], response_us: int, heads: dict[str, tuple[int, int]]
 
 try:
     from folioperf._tracescan import Tallies
-except ImportError:  # installed where no C compiler was at hand: the same, at about 6 times the cost per call
+except ImportError:  # installed where no C compiler was at hand: the same, at several times the cost per call
     Tallies = TalliesInPython
 
 
