@@ -171,9 +171,10 @@ static int tally(Tallies *self, int64_t key, int64_t us, int64_t hops) {
 
 /* -- reading calls -------------------------------------------------------------------------------------- */
 
-/* The row of (type, name): of_type[name] (of_type = rows[type], NULL when rows has none), or what
- * learn_row(type, name) numbers it; -1 with an exception set on failure. */
-static int64_t row_of(PyObject *of_type, PyObject *type, PyObject *name, PyObject *learn_row) {
+/* The row of (type, name): rows[type][name], or what learn_row(type, name) numbers it; -1 with an exception set
+ * on failure. */
+static int64_t row_of(PyObject *rows, PyObject *type, PyObject *name, PyObject *learn_row) {
+    PyObject *of_type = PyDict_GetItemWithError(rows, type);  /* borrowed */
     PyObject *found = of_type != NULL ? PyDict_GetItemWithError(of_type, name) : NULL;  /* borrowed */
     int64_t row;
     if (found != NULL)
@@ -194,14 +195,6 @@ static int64_t row_of(PyObject *of_type, PyObject *type, PyObject *name, PyObjec
         return -1;
     }
     return row;
-}
-
-/* The row of (type, name), rows[type] looked up. */
-static int64_t row_in(PyObject *rows, PyObject *type, PyObject *name, PyObject *learn_row) {
-    PyObject *of_type = PyDict_GetItemWithError(rows, type);  /* borrowed */
-    if (of_type == NULL && PyErr_Occurred())
-        return -1;
-    return row_of(of_type, type, name, learn_row);
 }
 
 /* What one scan reads with (its arguments) and into. */
@@ -444,7 +437,7 @@ static int scan_group(Tallies *self, Scan *scan, PyObject *calls, PyObject *ende
                 break;
             }
         }
-        int64_t row = row_in(scan->rows, scan->transaction, name, scan->learn_row);
+        int64_t row = row_of(scan->rows, scan->transaction, name, scan->learn_row);
         failed = row < 0;
         spans[3 * t] = (Py_ssize_t)row, spans[3 * t + 1] = first, spans[3 * t + 2] = end;
     }
@@ -462,7 +455,7 @@ static int scan_group(Tallies *self, Scan *scan, PyObject *calls, PyObject *ende
         starts[c] = parts->n;
         failed = check_call(call) < 0
             || (scan->counted
-                && (row = row_in(scan->rows, PyTuple_GET_ITEM(call, 0), PyTuple_GET_ITEM(call, 1), scan->learn_row)) < 0)
+                && (row = row_of(scan->rows, PyTuple_GET_ITEM(call, 0), PyTuple_GET_ITEM(call, 1), scan->learn_row)) < 0)
             || scan_call(scan, call, parts, &has_lines) < 0;
         Py_DECREF(call);
         if (!failed && scan->counted) {

@@ -62,19 +62,17 @@ class TraceReader:
         self._tallies.drain()
 
     def _learn_module(self, module_id: str) -> int:
-        """The number of a module id's module (`mod-users-19.5.4`: mod-users), remembered."""
-        module = self._module_ids[module_id] = self._module(module_name(module_id))
-        return module
-
-    def _module(self, name: str) -> int:
-        """A module's number (GATEWAY is 0), numbered now if it has none yet."""
-        index = self._module_index.get(name)
-        if index is None:
+        """The number of a module id's module (`mod-users-19.5.4`: mod-users), numbered now if the module has
+        none yet (GATEWAY is 0), remembered for the id."""
+        name = module_name(module_id)
+        module = self._module_index.get(name)
+        if module is None:
             if len(self.modules) >= 1 << MODULE_BITS:
                 raise ValueError(f"--trace tells {len(self.modules)} modules apart at most")
-            index = self._module_index[name] = len(self.modules)
+            module = self._module_index[name] = len(self.modules)
             self.modules.append(name)
-        return index
+        self._module_ids[module_id] = module
+        return module
 
 
 def breakdown(lines: list[str], response_us: int) -> dict[str, tuple[int, int]] | None:
