@@ -24,13 +24,13 @@ from rich.progress_bar import ProgressBar
 from rich.table import Table
 from rich.text import Text
 
-from folioperf.metrics import ERROR, SCHEDULED, TRANSACTION
+from folioperf.metrics import ERROR, SCHEDULED, SCRIPT, TRANSACTION
 from folioperf.wording import plural
 
 PIPE_WIDTH = 200  # a log or pipe has no width: lay it out wide rather than at rich's default 80
 _NUMBER_WIDTHS = (9, 9, 9, 8, 8, 8, 8)  # Requests, Failures, Average, 50th, 75th, 95th, req/s
 _KINDS = ((TRANSACTION, "Transactions"), (SCHEDULED, "From the scheduled start (open model)"),
-          (None, "API calls"), (ERROR, "Errors in tasks"))
+          (None, "API calls"), (SCRIPT, "Script steps (JSR223 samplers JMeter counts)"), (ERROR, "Errors in tasks"))
 
 
 def console(stderr: bool = False) -> Console:
@@ -52,7 +52,7 @@ def _clock(seconds: float) -> str:
 
 
 def _kind(request_type: str) -> str | None:
-    return request_type if request_type in (TRANSACTION, SCHEDULED, ERROR) else None
+    return request_type if request_type in (TRANSACTION, SCHEDULED, SCRIPT, ERROR) else None
 
 
 def rows(entries: Iterable[dict], width: int, header: str) -> list[Text]:

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from types import SimpleNamespace
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 import gevent
 import psutil
@@ -47,8 +47,9 @@ from folioperf.metrics import ERROR, Metrics, locust_bucket
 from folioperf.okapi import Okapi
 from folioperf.rates import RateStatus
 from folioperf.target_info import TargetInfo, target_info
-from folioperf.options import Settings, rate_per_s
+from folioperf.options import Settings
 from folioperf.outcome import EXIT_NOT_RECORDED, EXIT_OK, Flags, exit_code
+from folioperf.timers import Timers
 from folioperf.pools import SHARED, PoolStore, check_declared, read_pools_file, split
 from folioperf.groups import UserGroup
 from folioperf.steady_gc import SteadyGC
@@ -240,13 +241,14 @@ class FolioRun:
             raise FolioperfError(f"no FOLIO password in this process: set {PASSWORD_ENV}")
         return Credentials(self.settings.tenant, self.settings.username, self.password)
 
-    def okapi(self, session: Any, group: UserGroup, sleep: Callable[[float], None]) -> Okapi:
-        """A virtual user's FOLIO client over its Locust session; `sleep` is the user's pause."""
+    def okapi(self, session: Any, group: UserGroup, timers: Timers) -> Okapi:
+        """A virtual user's FOLIO client over its Locust session; `timers` are the user's (fired before each call)."""
         s = self.settings
         return Okapi(session, self.credentials, auth=s.auth, shared_login=s.login == "shared",
                      refresh_margin=s.refresh_margin, logins=self.logins, browser=group.workflow.browser,
-                     preflights=not s.no_preflight, pace_per_s=rate_per_s(group.pace) if group.pace else None,
-                     label=group.label, trace=self.metrics if s.trace else None, sleep=sleep)
+                     preflights=not s.no_preflight, timers=timers, label=group.label,
+                     headers=group.workflow.headers(group.options) if group.workflow.headers else None,
+                     trace=self.metrics if s.trace else None)
 
     def tool_okapi(self) -> Okapi:
         """Over a plain requests session, for work on the master (the first login, pool loaders, module
@@ -631,7 +633,8 @@ class FolioRun:
                   end: datetime, served: dict[str, int] | None = None) -> results.RunInfo:
         environment = self.environment
         settings = self.settings
-        chosen: dict[str, Any] = {"auth": settings.auth, "login": settings.login, "think_time": settings.think_time}
+        chosen: dict[str, Any] = {"auth": settings.auth, "login": settings.login, "think_time": settings.think_time,
+                                  "plan": settings.plan}
         for name, value in (("think_offset", settings.think_offset), ("pace", settings.pace),
                             ("no_preflight", settings.no_preflight), ("trace", settings.trace)):
             if value:

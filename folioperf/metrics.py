@@ -45,6 +45,7 @@ logger = logging.getLogger(__name__)
 TRANSACTION = "Transaction"  # request type of business transactions
 SCHEDULED = "Scheduled"  # request type of open-model latencies measured from the scheduled start
 ERROR = "Error"  # request type of a task's exception raised outside any transaction
+SCRIPT = "Script"  # request type of a PTF plan's JSR223 sampler: no request, a sample JMeter counts and paces
 WINDOW_S = 10
 PERCENTILES = (0.50, 0.75, 0.90, 0.95, 0.99)
 ERROR_MESSAGE_LIMIT = 300
@@ -161,7 +162,7 @@ def _ms(us: float | None) -> float | None:
     return None if us is None else round(us / 1000, 3)
 
 
-_TYPE_ORDER = {TRANSACTION: 0, SCHEDULED: 1, ERROR: 3}  # API calls: 2
+_TYPE_ORDER = {TRANSACTION: 0, SCHEDULED: 1, ERROR: 3, SCRIPT: 4}  # API calls: 2
 
 
 def entry_order(entry: Entry | Window | ModuleTime) -> tuple[int, str, str]:
@@ -303,6 +304,10 @@ class EntryLookup:
     def errors(self) -> list[Entry]:
         """Tasks' exceptions raised outside any transaction, per task."""
         return [e for e in self.entries if e.type == ERROR]
+
+    def scripts(self) -> list[Entry]:
+        """The PTF plans' script steps (JSR223 samplers), which JMeter counts as samples."""
+        return [e for e in self.entries if e.type == SCRIPT]
 
     def modules_of(self, type: str, name: str) -> list[ModuleTime]:
         """Where the entry's time went (`--trace`), the largest share first; empty without trace headers."""

@@ -15,6 +15,7 @@ from folioperf.results import Results, load
 
 TRANSACTION = "Transaction"
 SCHEDULED = "Scheduled"
+SCRIPT = "Script"  # a PTF plan's JSR223 sampler (folioperf.metrics.SCRIPT): counted as a sample, timed as nothing
 FLAGS = ("cpu_saturated", "rate_missed", "worker_lost", "interrupted")
 METRIC_NAMES = tuple(f"p{round(q * 100)}" for q in PERCENTILES)  # p50 p75 p90 p95 p99
 
@@ -39,8 +40,8 @@ def flags_of(run: Results) -> list[str]:
 
 
 def kind_of(type_: str) -> str:
-    """"Transaction", "Scheduled", or "API" (any HTTP method)."""
-    return type_ if type_ in (TRANSACTION, SCHEDULED) else "API"
+    """"Transaction", "Scheduled", "Script", or "API" (any HTTP method)."""
+    return type_ if type_ in (TRANSACTION, SCHEDULED, SCRIPT) else "API"
 
 
 @dataclass

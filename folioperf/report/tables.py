@@ -23,6 +23,7 @@ from folioperf.report.formats import (
 from folioperf.report.modules import modules_section
 from folioperf.report.runs import (
     SCHEDULED,
+    SCRIPT,
     TRANSACTION,
     Group,
     flags_of,
@@ -110,12 +111,27 @@ def scenario_sections(groups: list[Group], unit: str) -> list[Section]:
         section = Section(f"{group['name']}: {group['workflow']}")
         section.paragraphs.append(
             "; ".join(p for p in (plural(group["users"], "user"), how, options) if p) + ".")
+        achieved = [(g.label, rate) for g in groups if (rate := samples_per_minute(g, prefix, group["users"])) is not None]
+        if achieved:
+            section.paragraphs.append(
+                "Samples a minute per user, as JMeter counts them (calls, preflights and the plans' script steps): "
+                + ", ".join(f"{rate:,.1f}" + (f" ({label})" if len(achieved) > 1 else "") for label, rate in achieved) + ".")
         for kind, title in ((TRANSACTION, "Transactions"), (SCHEDULED, "Latency from the scheduled start"), ("API", "API calls")):
             table = response_table(groups, kind, unit, f"{group['name']}: {title} ({unit_name(unit)})", prefix)
             if table.rows:
                 section.tables.append(table)
         sections.append(section)
     return sections
+
+
+def samples_per_minute(group: Group, prefix: str, users: int) -> float | None:
+    """A scenario group's samples a minute per user, counted as JMeter counts a thread group's samples (every
+    call, preflight and script step), to set beside the plan's throughput timers; None without users."""
+    if users <= 0:
+        return None
+    rates = [s.rps for (t, n), s in group.stats.items() if n.startswith(prefix) and (t == SCRIPT or kind_of(t) == "API")
+             and t != "Error"]
+    return sum(rates) * 60 / users if rates else None
 
 
 def _title(groups: list[Group]) -> str:
