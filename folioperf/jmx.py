@@ -1,7 +1,7 @@
 """A JMeter plan (.jmx) read as JMeter runs it: each thread group as the tree of what its threads do, every
 sampler with the timers that fire before it and the headers it sends, module controllers replaced by what they
-run, disabled elements left out. `folioperf plan FILE.jmx` shows it; folioperf's tests derive the PTF
-workflows' expected calls and pauses from the PTF's plans with it.
+run, disabled elements left out. folioperf's tests derive the PTF workflows' expected calls, headers and pauses
+from the PTF's plans with it, and bench/ptf_pace.py the pace the plans' timers allow.
 
     plan = read("circulation_checkInCheckOut.jmx")
     group = plan.thread_group("User-flow")
@@ -407,12 +407,13 @@ def find(node: Node, name: str, kind: str | None = None) -> Block:
 
 def samples_per_minute(passes: Callable[[random.Random], list[Sample]], *, mode: str = AS_RUN,
                        variables: Mapping[str, str] = {}, properties: Mapping[str, str] = {},
-                       response_ms: float = 0.0, per_minute: float | None = None, minutes: float = 600,
-                       seed: int = 1) -> float:
+                       response_ms: float | Callable[[Sample], float] = 0.0, per_minute: float | None = None,
+                       minutes: float = 600, seed: int = 1) -> float:
     """How many samples a minute one thread makes, simulated as JMeter runs it over `minutes` of simulated time:
     `passes(rng)` gives the samples of one pass (its random choices made with `rng`); before each sample its
     timers' delays and, with `per_minute`, a "this thread only" throughput timer's wait add up; each HTTP
-    sample then takes `response_ms` (other samplers take no time)."""
+    sample then takes `response_ms` (a number, or one per sample; other samplers take no time)."""
+    respond = response_ms if callable(response_ms) else (lambda _sample: float(response_ms))
     rng = random.Random(seed)
     pacer = ThroughputTimer(per_minute) if per_minute else None
     now, count, end = 0.0, 0, minutes * 60
@@ -424,7 +425,7 @@ def samples_per_minute(passes: Callable[[random.Random], list[Sample]], *, mode:
             if now >= end:
                 break
             count += 1
-            now += response_ms / 1000 if sample.kind == "http" else 0.0
+            now += respond(sample) / 1000 if sample.kind == "http" else 0.0
     return count / minutes
 
 
