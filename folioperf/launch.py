@@ -41,7 +41,7 @@ from folioperf.children import popen_options
 from folioperf.config import DEFAULT_ADMIN_USER, DEFAULT_TENANT, PASSWORD_ENV, WORKER_KEY_ENV
 from folioperf.console import console
 from folioperf.errors import FolioperfError
-from folioperf.options import CLI_OPTIONS, LOCUST_FLAGS, RUN_OPTIONS, format_duration, run_argv, split_address
+from folioperf.options import CLI_OPTIONS, LOCUST_FLAGS, RUN_OPTIONS, Settings, format_duration, run_argv, split_address
 from folioperf.wording import plural
 
 err = console(stderr=True)
@@ -131,6 +131,18 @@ def _workflow_options(workflow: Any, extra: list[str]) -> list[str]:
         option.value(value)  # raises FolioperfError with the option and the reason
         checked += [flag, value]
     return checked
+
+
+def _check_together(args: argparse.Namespace, units: list[Unit], extra: list[str], chosen_scenario: Any) -> None:
+    """The options that must agree with each other, checked now: the run's (e.g. --think-offset with --plan
+    as-written) and each workflow's own (e.g. --ptf-plan master with Orchid's pages)."""
+    Settings.from_options({opt.name: getattr(args, opt.name, None) for opt in RUN_OPTIONS})
+    if chosen_scenario is not None:
+        for unit, group in zip(units, chosen_scenario.groups):
+            unit.workflow.option_values({k.replace("-", "_"): v for k, v in group.options.items()})
+    else:
+        given = {flag.lstrip("-").replace("-", "_"): value for flag, value in zip(extra[::2], extra[1::2])}
+        units[0].workflow.option_values(given)
 
 
 def _unknown(flag: str, workflow: Any, workflow_flags: list[str]) -> str:
@@ -247,6 +259,7 @@ def plan(args: argparse.Namespace) -> Plan:
     for unit in units:
         name = args.dataset or unit.workflow.dataset
         unit.dataset = dataset_mod.load(name) if name else None
+    _check_together(args, units, extra, chosen_scenario)
     spawn_rate = _spawn_rate(args, users, default_rate)
     _check_ramp(args, users, spawn_rate)
     if args.pools:
