@@ -150,6 +150,10 @@ def results_dir_name(start: datetime, workflow: str, users: int | None, label: s
 
 
 class _Redactor:
+    """Secrets out of text, where they stand as values (a header, a JSON string, a DSN, a query parameter):
+    a secret that is part of a longer word is that word, not the secret (the sandbox's password `admin` in
+    "administrator")."""
+
     def __init__(self, secrets: Iterable[str]) -> None:
         forms: set[str] = set()
         for secret in secrets:
@@ -162,11 +166,12 @@ class _Redactor:
                 as_json.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026").replace("'", "\\u0027"),
                 html.escape(secret), html.escape(secret, quote=False), quote(secret, safe=""), quote_plus(secret),
             })
-        self._forms = sorted(forms, key=len, reverse=True)
+        self._pattern = re.compile("|".join(_standing_alone(f) for f in sorted(forms, key=len, reverse=True))) \
+            if forms else None
 
     def text(self, value: str) -> str:
-        for form in self._forms:
-            value = value.replace(form, REDACTED)
+        if self._pattern is not None:
+            value = self._pattern.sub(REDACTED, value)
         return _JWT.sub(REDACTED, value)
 
     def data(self, value: Any, key: str | None = None) -> Any:
@@ -178,6 +183,14 @@ class _Redactor:
         if isinstance(value, (list, tuple)):
             return [self.data(v) for v in value]
         return value
+
+
+def _standing_alone(form: str) -> str:
+    """A pattern of `form` not touching a word character (letter, digit, `_`) on a side where it begins or
+    ends with one: `admin` in "admin" and "user:admin@", not in "administrator" or "diku_admin"."""
+    before = r"(?<!\w)" if re.match(r"\w", form[0]) else ""
+    after = r"(?!\w)" if re.match(r"\w", form[-1]) else ""
+    return before + re.escape(form) + after
 
 
 def _iso(moment: datetime, timespec: str = "milliseconds") -> str:

@@ -192,6 +192,22 @@ def test_secrets_are_redacted_from_every_file(tmp_path):
     assert loaded.entry("Transaction", "Check-out ***").buckets  # histograms are not mangled by redaction
 
 
+def test_a_password_that_is_a_word_is_redacted_as_a_value_not_inside_other_words(tmp_path):
+    """The sandbox's password is `admin`: PostgreSQL's "administrator command" and the user `diku_admin` stay."""
+    error = "terminating connection due to administrator command; diku_admin/admin logged in"
+    run = run_info(options={"password": "admin", "dsn": "postgresql://postgres:admin@127.0.0.1/folio"})
+    db = {"log": ["FATAL: terminating connection due to administrator command"], "dsn": "password=admin host=x"}
+    path = results.write(tmp_path, run, snapshot(error=error), report_html="<p>administrator: admin</p>", db=db,
+                         secrets=["admin"])
+    texts = {p.name: p.read_text(encoding="utf-8") for p in path.iterdir()}
+    assert not any("***istrator" in text for text in texts.values())
+    assert "administrator command; diku_admin/*** logged in" in texts["failures.csv"]
+    assert "administrator command" in texts["db.json"] and '"password=*** host=x"' in texts["db.json"]
+    assert "<p>administrator: ***</p>" in texts["locust-report.html"]
+    loaded = results.load(path)
+    assert loaded.run.options == {"password": "***", "dsn": "postgresql://postgres:***@127.0.0.1/folio"}
+
+
 @pytest.mark.parametrize("setup, message", [
     (lambda root: root / "nowhere", "no results directory at"),
     (lambda root: (root / "file.txt").write_text("x") and root / "file.txt", "is not a results directory"),
