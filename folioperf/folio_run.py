@@ -48,7 +48,7 @@ from folioperf.okapi import Okapi
 from folioperf.rates import RateStatus
 from folioperf.target_info import TargetInfo, target_info
 from folioperf.options import Settings, rate_per_s
-from folioperf.outcome import EXIT_NOT_RECORDED, EXIT_OK, Flags, exit_code
+from folioperf.outcome import EXIT_NOT_RECORDED, Flags, exit_code
 from folioperf.pools import SHARED, PoolStore, check_declared, read_pools_file, split
 from folioperf.groups import UserGroup
 from folioperf.steady_gc import SteadyGC
@@ -526,7 +526,7 @@ class FolioRun:
             if record.ended or self.test is not record:
                 return
             try:
-                info = self._run_info(record, Flags(), EXIT_OK, {}, datetime.now(timezone.utc))
+                info = self._run_info(record, Flags(), None, {}, datetime.now(timezone.utc))
                 record.checkpoint = results.write_checkpoint(self.settings.results_dir, info, self.metrics.snapshot(),
                                                              secrets=self._secrets())
             except Exception as exc:  # a checkpoint is a safety net; the run goes on without it
@@ -627,7 +627,7 @@ class FolioRun:
             log.warning("Locust's HTML report was not made: %s", exc)
             return None
 
-    def _run_info(self, record: TestRecord, flags: Flags, code: int, rates: dict[str, RateStatus],
+    def _run_info(self, record: TestRecord, flags: Flags, code: int | None, rates: dict[str, RateStatus],
                   end: datetime, served: dict[str, int] | None = None) -> results.RunInfo:
         environment = self.environment
         settings = self.settings

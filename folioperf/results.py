@@ -96,7 +96,7 @@ class RunInfo:
     workers: int = 0
     peak_cpu_percent: float | None = None
     flags: Flags = Flags()
-    exit_code: int = 0
+    exit_code: int | None = 0  # None: a partial record, of a test that has not ended
     versions: Mapping[str, str] = field(default_factory=current_versions)
     users_target: int | None = None
     users_per_worker: Mapping[str, int] = field(default_factory=dict)
@@ -323,10 +323,11 @@ def write(root: str | os.PathLike[str], run: RunInfo, stats: Snapshot, *, report
 def write_checkpoint(root: str | os.PathLike[str], run: RunInfo, stats: Snapshot, *,
                      secrets: Iterable[str] = ()) -> Path:
     """The results so far of a test still running, as `<start>-<workflow>-partial/` (replaced each time;
-    run.json says `"partial": true`). `folioperf report` reads it like any results directory."""
+    run.json says `"partial": true` and has no exit code). `folioperf report` reads it like any results
+    directory, and says it is partial."""
     root = Path(root)
     name = results_dir_name(run.start, run.workflow, None, label="partial")
-    staging = _stage(root, name, _files(replace(run, partial=True), stats, None, None, _Redactor(secrets)))
+    staging = _stage(root, name, _files(replace(run, partial=True, exit_code=None), stats, None, None, _Redactor(secrets)))
     final = root / name
     old = root / f".{name}.old"
     try:
@@ -410,7 +411,7 @@ def _run_info(data: Mapping[str, Any]) -> RunInfo:
         rate=data.get("rate"), workers=data.get("workers", 0),
         peak_cpu_percent=(data.get("generator") or {}).get("peak_cpu_percent"),
         flags=Flags(**{f.name: bool(flags.get(f.name, False)) for f in fields(Flags)}),
-        exit_code=data.get("exit_code", 0), versions=data.get("versions") or {},
+        exit_code=None if data.get("partial") else data.get("exit_code", 0), versions=data.get("versions") or {},
         users_target=data.get("users_target", data["users"]), users_per_worker=data.get("users_per_worker") or {},
         full_load_at=_parse_time(data["full_load_at"]) if data.get("full_load_at") else None,
         partial=bool(data.get("partial", False)), scenario=data.get("scenario"),
