@@ -48,6 +48,10 @@ FLAG_TEXT = {
     "interrupted": "the run was interrupted before its planned duration",
     "ramp_incomplete": "not every user asked for ran for at least half of the test: its figures describe less "
                        "load than asked",
+    "target_down": "the target stopped answering during the test (connections refused or timed out, or the built-in "
+                   "sandbox exited): its figures describe a FOLIO that was not there",
+    "users_missing": "after full load, fewer users ran than asked for part of the test: its figures describe less "
+                     "load than asked",
     "partial": "a partial record: a checkpoint of a test that did not finish (its master was killed, or it still "
                "runs); its figures cover only the part of the test up to the checkpoint, and it has no exit code",
 }
