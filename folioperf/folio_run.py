@@ -130,6 +130,7 @@ class FolioRun:
         self.share = 1  # how many processes share the open model's rate (the master says, in its setup)
         self.test: TestRecord | None = None
         self.stopping = False
+        self._quitting = False  # the process is shutting down (see _on_quitting)
         self._said_in_python = False  # --trace: the user was told this process reads trace lines in Python
         self.last_results: Path | None = None
         self.test_complete = EventHook()  # master/local: fired with record=, snapshot=, path=, exit_code=
@@ -462,7 +463,14 @@ class FolioRun:
         """The process is ending. After a test that ended, nothing to do (its results may still be being
         written: they are finished first, with the test's own exit code). Otherwise a signal (Ctrl-C, SIGTERM)
         came first: a test under way is ended here, flagged interrupted, so its record is complete; before
-        any test began there is nothing to write, and the run says so with the same exit code."""
+        any test began there is nothing to write, and the run says so with the same exit code.
+
+        Locust shuts down twice when a SIGTERM comes as it ends on its own (its handler's shutdown and its main
+        one), the second raising SystemExit in a process already exiting (a traceback after the summary): a
+        second shutdown waits here for the first, which ends the process."""
+        if self._quitting:
+            gevent.event.Event().wait()
+        self._quitting = True
         record = self.test
         environment = self.environment
         if record is not None and record.ended:
