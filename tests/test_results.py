@@ -240,3 +240,40 @@ def _with(root: Path, filename: str, text: str) -> Path:
     directory.mkdir()
     (directory / filename).write_text(text)
     return directory
+
+
+def test_settled_windows_go_to_the_results_directory_as_they_settle(tmp_path):
+    """A day-long run keeps in memory only the windows not settled yet: the others are in the test's partial
+    directory from the minute they settle (its checkpoints have them too), and the final directory has all,
+    a late worker report's row added to its window's."""
+    clock = Clock(START.timestamp())
+    metrics = Metrics(clock=clock)
+    spool = results.TimeseriesSpool(tmp_path, START, "check-in-check-out", secrets=["S3cr3t"])
+    metrics.windows_to(spool)
+    for second in range(0, 600, 2):  # ten minutes, a request every 2 s
+        clock.now = START.timestamp() + second
+        metrics.record("GET", "GET /users S3cr3t", 10.0 + second % 7)
+        metrics.record("Transaction", "Check-out", 100.0)
+    rows = spool.path.read_text().splitlines()
+    assert rows[0] == ",".join(results.TIMESERIES_COLUMNS)
+    settled = len(rows) - 1
+    assert settled == 2 * 53  # all but the window open and the six before it (a minute) settled, two names each
+    assert "S3cr3t" not in spool.path.read_text() and ",GET,GET /users ***," in rows[2]
+    snapshot = metrics.snapshot()
+    assert len(snapshot.windows) == 2 * 7  # in memory: only those not settled
+    assert sum(w.count for w in snapshot.windows) + 2 * 53 * 5 == 600
+
+    info = run_info(start=START, end=START + timedelta(seconds=600))
+    partial = results.write_checkpoint(tmp_path, info, snapshot, spool=spool)
+    assert partial == spool.directory and len((partial / "timeseries.csv").read_text().splitlines()) == settled + 1
+    assert results.load(partial).run.partial
+
+    late = Metrics(settle=False, clock=Clock(START.timestamp() + 1))  # a worker's report about the first window
+    late.record("Transaction", "Check-out", 400.0)
+    metrics.merge_report("w1", late.take_report())
+    metrics.stop()
+    path = results.write(tmp_path, info, metrics.snapshot(), timeseries=spool.written())
+    loaded = results.load(path)
+    windows = loaded.windows("Transaction", "Check-out")
+    assert len(windows) == 60 and sum(w.count for w in windows) == 301 == loaded.entry("Transaction", "Check-out").count
+    assert (windows[0].count, windows[0].avg, windows[0].p95) == (6, 150.0, 100.0)  # the late row added, p95 as settled
