@@ -4,8 +4,9 @@
 
 Each 10-second window of simulated time, every one of --names request names gets a request (folioperf's
 `request` listener and Locust's stats, as one process of a run without workers records them); every
-simulated minute the live view's snapshot is taken, every 5 s a point of Locust's chart history, every
-10 s Locust's statistics are trimmed, every 10 minutes a checkpoint is written, as a run does. The process's
+simulated 10 minutes the live view's snapshot is taken, every 5 s a point of Locust's chart history, every
+10 s Locust's statistics are trimmed, every hour a checkpoint is written (a run writes one a minute: the
+same files, replaced). The process's
 resident memory is read (after a collection) at every simulated hour, in two processes side by side:
 - before: the settled windows kept in memory and Locust's statistics as Locust keeps them (run for
   --before-hours only: it grows by the same amount every hour);
@@ -28,7 +29,6 @@ import sys  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
 from datetime import datetime, timedelta, timezone  # noqa: E402
-from types import SimpleNamespace  # noqa: E402
 
 import psutil  # noqa: E402
 
@@ -53,8 +53,7 @@ def feed(mode: str, hours: float, names: int, out: str) -> list[tuple[int, float
     clock = SimulatedTime()
     locust.stats.time = clock  # Locust's stats read the time through their module's `time`
     locust.stats.bucket_response_time = locust_bucket
-    stats = locust.stats.RequestStats()
-    runner = SimpleNamespace(stats=stats, user_count=names)
+    stats = locust.stats.RequestStats(use_response_times_cache=False)  # its cache keeps 20 s: bounded, and slow here
     metrics = Metrics(clock=clock.time)
     spool = None
     if mode == "now":
@@ -72,13 +71,16 @@ def feed(mode: str, hours: float, names: int, out: str) -> list[tuple[int, float
             metrics.record("GET", name, ms)
             stats.log_request("GET", name, ms, 512)
         clock.now += WINDOW_S
-        stats.history.append(dict(stats.history[-1]) if stats.history else {"time": clock.now})  # 2 points a window
-        locust.stats.update_stats_history(runner)
+        for _ in range(2):  # a point every 5 s, shaped as Locust's (update_stats_history; its figures cost here)
+            stamp = locust.stats.format_utc_timestamp(clock.now)
+            stats.history.append({"response_time_percentile_0.5": [stamp, 12], "response_time_percentile_0.95": [stamp, 90],
+                                  "current_rps": [stamp, 50.0], "current_fail_per_sec": [stamp, 0],
+                                  "total_avg_response_time": [stamp, 31.5], "user_count": [stamp, names], "time": stamp})
         if mode == "now":
             locust_memory.trim(stats, clock.now)
-        if window % 6 == 5:
-            metrics.snapshot(windows=False)  # the live view, once a simulated minute (it redraws every second)
         if window % 60 == 59:
+            metrics.snapshot(windows=False)  # the live view's figures (it redraws every second: the same objects)
+        if window % 360 == 359:
             info = results.RunInfo(workflow="bench", users=names, target=results.Target("http://x", "t", False),
                                    start=START, end=START + timedelta(seconds=clock.now - START.timestamp()))
             results.write_checkpoint(out, info, metrics.snapshot(), spool=spool)
