@@ -14,13 +14,14 @@ import psycopg
 import pytest
 
 from folioperf import results
-from folioperf.db import ensure_database, with_database
+from folioperf.db import database_name, ensure_database, with_database
 from folioperf.outcome import EXIT_INTERRUPTED
 from tests.locust_process import (SEEDS_FULL_CICO, WORKFLOWS, folioperf, free_port, results_in, served, start_run,
                                   wait_for)
 
 BROWSE = str(WORKFLOWS / "browse.py")
-SEEDING = "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'folioperf-seed' AND query ILIKE 'COPY%%'"
+SEEDING = ("SELECT count(*) FROM pg_stat_activity WHERE datname = %s AND application_name = 'folioperf-seed' "
+           "AND query ILIKE 'COPY%%'")
 
 
 def interrupted(proc: subprocess.Popen, sig: int = signal.SIGINT) -> str:
@@ -34,9 +35,9 @@ def interrupted(proc: subprocess.Popen, sig: int = signal.SIGINT) -> str:
 
 
 def copying(dsn: str) -> bool:
-    """Whether seeding (or a reset) is COPYing records into the database now."""
+    """Whether seeding (or a reset) is COPYing records into this database now (not another test's)."""
     with psycopg.connect(with_database(dsn, "postgres"), autocommit=True) as conn:
-        return conn.execute(SEEDING).fetchone()[0] > 0
+        return conn.execute(SEEDING, (database_name(dsn),)).fetchone()[0] > 0
 
 
 def locust_children(proc: subprocess.Popen) -> list[psutil.Process]:
