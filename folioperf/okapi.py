@@ -47,7 +47,7 @@ from folioperf.auth import (
     response_json,
 )
 from folioperf.errors import CallFailed, FolioperfError, Unfinished
-from folioperf.metrics import TRANSACTION
+from folioperf.metrics import NESTED, TRANSACTION
 from folioperf.timers import Timers
 
 __all__ = ["AUTH_MODES", "AUTO", "DEFAULT_REFRESH_MARGIN", "EXPECTED", "EXPIRY", "LEGACY", "CallFailed",
@@ -65,8 +65,17 @@ BROWSER_HEADERS = {
 PREFLIGHT_HEADERS = "content-type,x-okapi-tenant,x-okapi-token"
 
 
-class TransactionFailed(Exception):
-    """Reported to Locust as the failure of a business transaction."""
+class Failure(Exception):
+    """A failure as Locust records it: the outcome alone, as its row (method and name) already says what
+    failed, and shown as written: Locust shows an exception by its repr(), `CallFailed('...')` in its
+    Failures tab and CSV."""
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+class TransactionFailed(Failure):
+    """Reported to Locust as the failure of a business transaction: the call that failed, and how."""
 
 
 class Transaction:
@@ -285,7 +294,9 @@ class Okapi:
             self._session.request_event.fire(
                 request_type=TRANSACTION, name=t.name, response_time=t.response_time,
                 response_length=t.response_length, exception=TransactionFailed(t.error) if t.error else None,
-                context=self._context(), response=None, start_time=t.start_time, url=None,
+                # a transaction inside another: its time is already part of the outer one's (folioperf.metrics)
+                context={**self._context(), NESTED: True} if self._open else self._context(), response=None,
+                start_time=t.start_time, url=None,
             )
 
     def _trace_nested(self, t: Transaction, unfinished: bool) -> None:
@@ -344,7 +355,7 @@ class Okapi:
                 if outcome.ok:
                     response.success()
                 else:
-                    response.failure(CallFailed(call.name, outcome.message, outcome.status))
+                    response.failure(Failure(outcome.message))
             meta = response.request_meta
             outcome.response_time = float(meta.get("response_time") or 0.0)
             outcome.length = int(meta.get("response_length") or 0)

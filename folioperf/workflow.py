@@ -29,7 +29,8 @@ registry: built-ins (the package `folioperf.workflows`), the entry-point group `
 (`name = "package.module:workflow"`), or a file path.
 
 How a task ends: a failed call raises `CallFailed` (already recorded): the task ends there, the entries the
-user held go back to their pools, and the user carries on. Any other exception is the workflow's bug: it is
+user held go back to their pools, and the user carries on; after a call that got no answer at all (FOLIO
+down or restarting) it first waits, longer each time in a row (folioperf.backoff). Any other exception is the workflow's bug: it is
 recorded once per iteration as a failure of request type "Error" (name: the workflow and its task; error:
 the exception and where it was raised), logged once per distinct error, never as a traceback per
 iteration. A `RunStopped` (test data exhausted, login refused) stops the whole run.
@@ -58,6 +59,7 @@ from locust.contrib.fasthttp import FastHttpUser
 from locust.exception import InterruptTaskSet, RescheduleTask, RescheduleTaskImmediately, StopTest, StopUser
 from locust.user.wait_time import constant_pacing
 
+from folioperf.backoff import UNREACHABLE, Backoff
 from folioperf.errors import CallFailed, FolioperfError, RunStopped
 from folioperf.jmeter import Delay, Timer
 from folioperf.metrics import ERROR, SCRIPT, failure_message
@@ -227,6 +229,7 @@ class FolioUser(FastHttpUser):
         self.plan: str = run.settings.plan  # how the PTF plans' timers are read (folioperf.jmeter)
         self.plan_variables = {"thinktime_offset": f"{run.settings.think_offset:g}"}  # the plans' THINK_OFFSET
         self.open_model = group.open_model
+        self.backoff = Backoff()  # its pause after iterations that failed (folioperf.backoff)
 
     def wait_time(self) -> float:
         seconds = (self.workflow.pacing or 0) * self.think_time
@@ -306,8 +309,15 @@ class _FolioTasks:
                 super().execute_task(task)  # type: ignore[misc]
         except (RescheduleTask, RescheduleTaskImmediately, InterruptTaskSet, StopUser, StopTest):
             raise  # Locust's own flow control, not a failure
-        except CallFailed:
+        except CallFailed as exc:
             self.pools.release_all()  # recorded already; this task is over, the user carries on
+            if exc.status == 0:  # no answer at all: the target is down or restarting (folioperf.backoff)
+                user.folioperf.target_watch.silent()
+                pause(user, user.backoff.after(UNREACHABLE))
+                return
+            user.folioperf.target_watch.answered()
+            user.backoff.clear()
+            return
         except RunStopped as exc:
             # An exhausted pool, a refused login: no user can go on. Rather than end (Locust does not
             # expect users to vanish while it stops them), pause: a stopping runner ends pausing users at once.
@@ -324,6 +334,9 @@ class _FolioTasks:
                 exception=failure_message(f"{type(exc).__name__}: {exc}" + (f" ({where})" if where else "")),
                 context={}, response=None, start_time=None, url=None,
             )
+            return
+        user.folioperf.target_watch.answered()
+        user.backoff.clear()
 
 
 class FolioTaskSet(_FolioTasks, TaskSet):

@@ -13,6 +13,7 @@ from folioperf.report.formats import (
     MISSING,
     fmt_bytes,
     fmt_duration,
+    fmt_partial,
     fmt_run_length,
     fmt_time,
     group_header,
@@ -46,6 +47,14 @@ FLAG_TEXT = {
     "rate_missed": "the target arrival rate was not reached: throughput and latency describe less load than asked",
     "worker_lost": "a Locust worker was lost: part of the run ran with fewer users than requested",
     "interrupted": "the run was interrupted before its planned duration",
+    "ramp_incomplete": "not every user asked for ran for at least half of the test: its figures describe less "
+                       "load than asked",
+    "target_down": "the target stopped answering during the test (connections refused or timed out, or the built-in "
+                   "sandbox exited): its figures describe a FOLIO that was not there",
+    "users_missing": "after full load, fewer users ran than asked for part of the test: its figures describe less "
+                     "load than asked",
+    "partial": "a partial record: a checkpoint of a test that did not finish (its master was killed, or it still "
+               "runs); its figures cover only the part of the test up to the checkpoint, and it has no exit code",
 }
 
 
@@ -186,7 +195,7 @@ def flag_warnings(groups: list[Group]) -> list[str]:
                 peak = run.run.peak_cpu_percent
                 text = FLAG_TEXT[flag].format(peak=f" (peak {peak:.0f} %)" if peak else "")
                 out.append(f"{_run_label(group, run)} ({run.path.name}): {text}.")
-            if run.run.exit_code not in (0, 1):
+            if run.run.exit_code not in (0, 1, None):
                 out.append(f"{_run_label(group, run)} ({run.path.name}): the run ended with exit code "
                            f"{run.run.exit_code}.")
     return out
@@ -211,6 +220,8 @@ def runs_table(groups: list[Group]) -> Table:
 
 
 def _run_duration(run: RunInfo) -> str:
+    if run.partial:
+        return fmt_partial(run)
     if not run.duration_s:
         return fmt_duration(run.elapsed_s)
     wall = f", {fmt_duration(run.elapsed_s)} wall time" if is_longer(run) else ""
