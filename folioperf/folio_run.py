@@ -40,13 +40,13 @@ from locust.runners import STATE_MISSING, MasterRunner, WorkerRunner
 
 from folioperf import locust_memory, okapi_trace, results
 from folioperf.auth import Credentials, Logins
-from folioperf.backoff import TARGET_DOWN_SECONDS, TargetWatch
+from folioperf.backoff import TARGET_DOWN_SECONDS, IterationWatch, TargetWatch
 from folioperf.config import PASSWORD_ENV
 from folioperf.console import LiveView, print_summary
 from folioperf.dbmon import DbMonitor
 from folioperf.distributed import REPORT_GRACE_SECONDS, Coordinator, Link, Seal, quit_once
-from folioperf.errors import FolioperfError
-from folioperf.metrics import ERROR, Metrics, locust_bucket
+from folioperf.errors import FolioperfError, is_raised
+from folioperf.metrics import ERROR, TRANSACTION, Metrics, locust_bucket
 from folioperf.okapi import Okapi
 from folioperf.rates import RateStatus
 from folioperf.target_info import TargetInfo, target_info
@@ -128,6 +128,7 @@ class FolioRun:
         self.store = PoolStore()
         self.metrics = Metrics(settle=self.role != WORKER)
         self.target_watch = TargetWatch()  # how long the target did not answer (folioperf.backoff)
+        self.iterations = IterationWatch()  # whether every iteration raises (folioperf.backoff)
         self.share = 1  # how many processes share the open model's rate (the master says, in its setup)
         self.test: TestRecord | None = None
         self.stopping = False
@@ -344,6 +345,7 @@ class FolioRun:
         # already carries this test's number
         self.metrics.start_test()
         self.target_watch.reset()
+        self.iterations.reset()
         self.settings = Settings.from_options(data["settings"])
         try:
             self._configure_workflows(self.settings.workflow, required=True)
@@ -376,8 +378,11 @@ class FolioRun:
         gevent.spawn(runner.quit if options is None or options.headless else runner.stop)
 
     def _on_new_failure(self, request_type: str, name: str, error: str) -> None:
+        """A workflow's bug, logged once per distinct error (as the failure of a task or of a transaction)."""
         if request_type == ERROR:
             log.error("error in %s: %s (further occurrences are counted, not logged)", name, error)
+        elif request_type == TRANSACTION and is_raised(error):
+            log.error("error in transaction %s: %s (further occurrences are counted, not logged)", name, error)
 
     # -- a test ------------------------------------------------------------------------------------
     def _users_about_to_run(self) -> None:
@@ -397,6 +402,7 @@ class FolioRun:
             return
         self.metrics.start_test()
         self.target_watch.reset()
+        self.iterations.reset()
         runner = self.environment.runner
         options = self.environment.parsed_options
         try:

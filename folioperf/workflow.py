@@ -30,10 +30,14 @@ registry: built-ins (the package `folioperf.workflows`), the entry-point group `
 
 How a task ends: a failed call raises `CallFailed` (already recorded): the task ends there, the entries the
 user held go back to their pools, and the user carries on; after a call that got no answer at all (FOLIO
-down or restarting) it first waits, longer each time in a row (folioperf.backoff). Any other exception is the workflow's bug: it is
-recorded once per iteration as a failure of request type "Error" (name: the workflow and its task; error:
-the exception and where it was raised), logged once per distinct error, never as a traceback per
-iteration. A `RunStopped` (test data exhausted, login refused) stops the whole run.
+down or restarting) it first waits, longer each time in a row (folioperf.backoff). Any other exception is the
+workflow's bug, reported once, where it happened: as the failure of the transaction it escaped (error: the
+exception and the workflow's line that raised it), or, raised outside any transaction, as a failure of
+request type "Error" (name: the workflow and its task); each distinct error is logged once, never as a
+traceback per iteration. The user then waits as Locust does after a task's exception, and at least a
+second, longer when the same bug repeats (folioperf.backoff); a run whose iterations all raise stops itself
+(exit code 1). A transaction the workflow did not declare (`transactions=`) is such a bug at its first
+use. A `RunStopped` (test data exhausted, login refused) stops the whole run.
 
 A virtual user finds its run's state (settings, test data, logins, the open model) on its Locust
 environment, where folioperf's plugin put it (`environment.folioperf`).
@@ -59,11 +63,12 @@ from locust.contrib.fasthttp import FastHttpUser
 from locust.exception import InterruptTaskSet, RescheduleTask, RescheduleTaskImmediately, StopTest, StopUser
 from locust.user.wait_time import constant_pacing
 
-from folioperf.backoff import UNREACHABLE, Backoff
-from folioperf.errors import CallFailed, FolioperfError, RunStopped
+from folioperf.backoff import UNREACHABLE, Backoff, raised_kind
+from folioperf.errors import CallFailed, FolioperfError, RunStopped, raised, raised_at
 from folioperf.jmeter import Delay, Timer
 from folioperf.metrics import ERROR, SCRIPT, failure_message
 from folioperf.okapi import Okapi, Transaction
+from folioperf.outcome import EXIT_FAILURES
 from folioperf.pausing import pause
 from folioperf.rates import parse_rate
 from folioperf.pools import MODES, UserPools
@@ -241,15 +246,8 @@ class FolioUser(FastHttpUser):
         self.pools.release_all()
 
 
-def _where(exc: BaseException) -> str:
-    """`file.py:LINE in function` of the frame that raised."""
-    tb = exc.__traceback__
-    if tb is None:
-        return ""
-    while tb.tb_next is not None:
-        tb = tb.tb_next
-    code = tb.tb_frame.f_code
-    return f"{Path(code.co_filename).name}:{tb.tb_lineno} in {code.co_name}"
+class UndeclaredTransaction(Exception):
+    """A transaction name the workflow did not declare in `transactions=` (a typo would go unseen in reports)."""
 
 
 class _FolioTasks:
@@ -270,7 +268,13 @@ class _FolioTasks:
         return self.user.options
 
     def transaction(self, name: str) -> ContextManager[Transaction]:
-        """`with self.transaction("Check-out"):` records the enclosed calls as one business transaction."""
+        """`with self.transaction("Check-out"):` records the enclosed calls as one business transaction; its
+        name must be one the workflow declares (`transactions=`)."""
+        workflow = self.user.workflow
+        if name not in workflow.transactions:
+            declared = ", ".join(map(repr, workflow.transactions)) or "none"
+            raise UndeclaredTransaction(f"transaction {name!r} is not declared by workflow {workflow.name} "
+                                        f"(declared: {declared})")
         return self.user.okapi.transaction(name)
 
     def think(self, low: float, high: float | None = None) -> None:
@@ -316,6 +320,7 @@ class _FolioTasks:
                 pause(user, user.backoff.after(UNREACHABLE))
                 return
             user.folioperf.target_watch.answered()
+            user.folioperf.iterations.complete()  # the workflow ran; FOLIO refused
             user.backoff.clear()
             return
         except RunStopped as exc:
@@ -326,17 +331,28 @@ class _FolioTasks:
             pause(user, IDLE_SECONDS)
         except Exception as exc:
             self.pools.release_all()
-            name = getattr(task, "__name__", type(task).__name__)
-            where = _where(exc)
-            user.environment.events.request.fire(
-                request_type=ERROR, name=user.user_group.label(f"{user.workflow.name} {name}"), response_time=None,
-                response_length=0,
-                exception=failure_message(f"{type(exc).__name__}: {exc}" + (f" ({where})" if where else "")),
-                context={}, response=None, start_time=None, url=None,
-            )
+            self._raised(task, exc)
             return
         user.folioperf.target_watch.answered()
+        user.folioperf.iterations.complete()
         user.backoff.clear()
+
+    def _raised(self, task: Any, exc: Exception) -> None:
+        """The workflow's bug: reported once (see the module docstring), then the user backs off."""
+        user = self.user
+        run = user.folioperf
+        module = getattr(task, "__module__", None)  # the workflow's: where in its code the exception came from
+        message = failure_message(raised(exc, module))
+        if getattr(exc, "folioperf_transaction", None) is None:  # else the transaction it escaped reported it
+            name = getattr(task, "__name__", type(task).__name__)
+            user.environment.events.request.fire(
+                request_type=ERROR, name=user.user_group.label(f"{user.workflow.name} {name}"), response_time=None,
+                response_length=0, exception=message, context={}, response=None, start_time=None, url=None,
+            )
+        if run.iterations.fail(user.environment.runner.user_count):
+            run.stop_run(f"the workflow cannot run: every iteration raised an exception, none completed "
+                         f"({run.iterations.raised}); stopping the run. The last: {message}", EXIT_FAILURES)
+        pause(user, user.backoff.after(raised_kind(type(exc).__name__, raised_at(exc, module))))
 
 
 class FolioTaskSet(_FolioTasks, TaskSet):
