@@ -1,8 +1,10 @@
 """The workflow plugin API: what a workflow declares, the TaskSet it runs in, and where folioperf finds it.
 
-A workflow module (built in under `workflows/`, in a third-party package, or any `.py` file):
+A workflow module (built in under `workflows/`, in a third-party package, or any `.py` file) carries
+everything it needs: its dataset, how its pools are drawn from it, its transactions, options and pacing.
+docs/writing-workflows.md is the guide; in short:
 
-    from folioperf import FolioSequentialTaskSet, FolioUser, Option, Workflow, task
+    from folioperf import FolioSequentialTaskSet, FolioUser, Option, Records, Workflow, task
 
     class CheckOut(FolioSequentialTaskSet):
         @task
@@ -18,6 +20,7 @@ A workflow module (built in under `workflows/`, in a third-party package, or any
     workflow = Workflow(
         name="check-out", description="Check out items (PTF CICO, check-out half)", taskset=CheckOut,
         dataset="cico", pools={"users": "shared", "available_items": "exclusive", "checked_out_items": "exclusive"},
+        draw=draw_pools,                                       # or a Records query per pool (folioperf.testdata)
         transactions=("Check-out",), options=(Option("loans-per-user", default=10, type=int, help="..."),),
     )
 
@@ -49,6 +52,7 @@ import importlib
 import importlib.metadata
 import importlib.util
 import logging
+import os
 import pkgutil
 import re
 import sys
@@ -56,7 +60,7 @@ from dataclasses import dataclass, field
 from functools import cache, partial
 from pathlib import Path
 from types import MappingProxyType, SimpleNamespace
-from typing import Any, Callable, ContextManager, Mapping, Sequence
+from typing import Any, Callable, ContextManager, Mapping
 
 from locust import SequentialTaskSet, TaskSet, task
 from locust.contrib.fasthttp import FastHttpUser
@@ -72,6 +76,7 @@ from folioperf.outcome import EXIT_FAILURES
 from folioperf.pausing import pause
 from folioperf.rates import parse_rate
 from folioperf.pools import MODES, UserPools
+from folioperf.testdata import Draw, check_draw
 from folioperf.timers import Timers
 
 __all__ = ["Option", "Workflow", "FolioUser", "FolioTaskSet", "FolioSequentialTaskSet", "task",
@@ -133,9 +138,13 @@ class Option:
 class Workflow:
     """A workflow's metadata and the TaskSet that runs it.
 
-    - `dataset`: the dataset (`folioperf seed DATASET`) whose data the workflow needs;
+    - `dataset`: the dataset whose data the workflow needs, seeded for it by `folioperf run`: a built-in name
+      (`folioperf seed DATASET`) or the path of a dataset file (a plugin's own: `Path(__file__).with_name(...)`);
     - `pools`: pool name -> mode (`shared`, `exclusive`, `once`; see folioperf.pools);
-    - `transactions`: the names its `self.transaction(...)` blocks record, as reports list them;
+    - `draw`: how the pools are drawn from the tenant's data (folioperf.testdata): a `Records` query per pool,
+      or a function given a `TestData`; without it, a run needs a pools file (--pools);
+    - `transactions`: the names its `self.transaction(...)` blocks record, as reports list them (a name not
+      declared here is refused at its first use);
     - `pacing`: seconds from one task start to the next per user (scaled by --think-time), None = back to back;
     - `spawn_rate`: users started per second unless the run says otherwise (holds: 0.1, one user per 10 s);
     - `rate`: runs in the open model by default, at this many iterations for the whole run ("3/s", "90/m";
@@ -144,8 +153,6 @@ class Workflow:
       workflow's `okapi.preflight(...)` sends the CORS preflights (unless --no-preflight);
     - `pages`: transaction -> UI release -> the steps (folioperf.page) it runs, for `folioperf workflows NAME`
       to show; the workflow's option `--ui-release` chooses among the releases;
-    - `load_pools(okapi, options)`: where the pools come from when no pools file is given (run once, on
-      the master, with a logged-in `Okapi` over a plain requests session);
     - `headers(options)`: what every call carries besides Okapi's tenant and token (a PTF plan's header managers);
     - `check_options(options)`: refuses a combination of option values (raise FolioperfError with one line).
     """
@@ -153,8 +160,9 @@ class Workflow:
     name: str
     description: str
     taskset: type[TaskSet]
-    dataset: str | None = None
+    dataset: str | os.PathLike[str] | None = None
     pools: Mapping[str, str] = field(default_factory=dict)
+    draw: Draw | None = None
     transactions: tuple[str, ...] = ()
     options: tuple[Option, ...] = ()
     pacing: float | None = None
@@ -162,7 +170,6 @@ class Workflow:
     rate: str | None = None
     browser: bool = False
     pages: Mapping[str, Mapping[str, tuple]] = field(default_factory=dict)
-    load_pools: Callable[[Okapi, SimpleNamespace], Mapping[str, Sequence[dict]]] | None = None
     headers: Callable[[SimpleNamespace], Mapping[str, str]] | None = None
     check_options: Callable[[SimpleNamespace], None] | None = None
 
@@ -174,6 +181,9 @@ class Workflow:
         bad = {n: m for n, m in self.pools.items() if m not in MODES}
         if bad:
             raise ValueError(f"workflow {self.name}: pool modes must be {', '.join(MODES)}: {bad}")
+        check_draw(self.name, self.pools, self.draw)
+        if self.dataset is not None:
+            object.__setattr__(self, "dataset", os.fspath(self.dataset))
         names = [o.name for o in self.options]
         if len(set(names)) != len(names):
             raise ValueError(f"workflow {self.name}: option names repeat: {names}")
@@ -187,6 +197,8 @@ class Workflow:
             except FolioperfError as exc:
                 raise ValueError(f"workflow {self.name}: rate {self.rate!r}: use N/s or N/m, e.g. 3/s") from exc
         object.__setattr__(self, "pools", MappingProxyType(dict(self.pools)))
+        if isinstance(self.draw, Mapping):
+            object.__setattr__(self, "draw", MappingProxyType(dict(self.draw)))
         object.__setattr__(self, "transactions", tuple(self.transactions))
         object.__setattr__(self, "options", tuple(self.options))
 
