@@ -7,9 +7,10 @@ refusals. A workflow with a bug does the same: an exception after its first call
 follows, and the user loops at once (a raising workflow sent 1,843 requests/s where it meant to send 2).
 So a user whose iteration ended that way waits before its next one (`Backoff`), as Locust waits after a
 task's exception (there only the user's wait time): 1 s after the first, doubling with each such iteration
-in a row up to 30 s, stretched at random by up to half so that the users do not come back in step; the
-workflow's pacing, where it has one, still applies on top. An iteration that gets an answer, whatever it is,
-ends the back-off. That is at most one call a second per user, a few a minute after the first half minute.
+in a row up to 30 s, stretched at random by up to half so that the users do not come back in step (the
+workflow's pacing, where it has one, waits what is left of its interval after that). An iteration that
+completes, or ends at a call FOLIO answered, ends the back-off. That is at most one iteration a second per user
+(one call, when the target does not answer), a few a minute after the first half minute.
 The kinds of failure are named, each with its own streak: no answer (`UNREACHABLE`), and each of the
 workflow's exceptions by its type and the line that raised it (the same bug again backs off further).
 
