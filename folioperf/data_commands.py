@@ -19,6 +19,7 @@ from folioperf.seed.seeding import Outcome
 
 out = Console(highlight=False, soft_wrap=True)  # long lines (DSNs, names) stay whole
 err = Console(stderr=True, highlight=False, soft_wrap=True)
+NAME_ONE = "name a dataset (cico, renewals, holds, rih or a .toml file) or a --workflow"
 
 
 def _workflow(spec: str):
@@ -31,7 +32,7 @@ def _workflow(spec: str):
 def _dataset(args: argparse.Namespace, either: bool = False) -> dataset_mod.Dataset:
     workflow = getattr(args, "workflow", None)
     if not args.dataset and not workflow:
-        raise FolioperfError("name a dataset (cico, renewals, holds, rih or a .toml file) or a --workflow")
+        raise FolioperfError(NAME_ONE)
     if either and args.dataset and workflow:
         raise FolioperfError("give either a dataset or --workflow, not both")
     if args.dataset:
@@ -141,6 +142,8 @@ def pools(args: argparse.Namespace) -> int:
     from folioperf.seed import datapools
     from folioperf.testdata import undrawable
 
+    if not args.dataset and not args.workflow:
+        raise FolioperfError(NAME_ONE)
     ds = dataset_mod.load(args.dataset) if args.dataset else None
     workflow = _workflow(args.workflow) if args.workflow else _drawing(ds)
     if ds is None and workflow.dataset:
