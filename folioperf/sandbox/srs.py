@@ -1,4 +1,4 @@
-"""mod-source-record-storage's reads (folio-api.md §3.5 RIH, §4.8, §6): `GET /source-storage/source-records`
+"""mod-source-record-storage's reads (docs/folio.md §3.5 RIH, §4.8, §6): `GET /source-storage/source-records`
 and `GET /source-storage/records/{id}/formatted`, built from its relational tables (records_lb,
 raw_records_lb, marc_records_lb) rather than RMB jsonb tables.
 
