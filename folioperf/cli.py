@@ -26,6 +26,7 @@ _COMMANDS = (  # in the order `folioperf --help` lists them: the main job first
     "folioperf.run_cli",
     "folioperf.workflow_cli",
     "folioperf.report.cli",
+    "folioperf.servers.cli",
     "folioperf.data_cli",
     "folioperf.sandbox.cli",
     "folioperf.db_cli",
