@@ -25,6 +25,11 @@ TABLES = (
     ("Host CPU utilization", "Host", ("host_cpu",)),
 )
 
+CHART_TITLES = {"module_cpu": "Service CPU utilization", "module_memory_mb": "Service memory",
+                "module_memory_percent": "Service memory utilization", "db_cpu": "Database CPU",
+                "db_connections": "Database connections", "db_freeable_memory_mb": "Database freeable memory",
+                "host_cpu": "Host CPU utilization"}
+
 
 @dataclass(frozen=True)
 class Figure:
@@ -180,7 +185,6 @@ def run_charts(run: Results, label: str) -> list[Chart]:
             if len(points) > 1:
                 lines.append(Series(subject, [(at - t0) / 60 for at, _ in points], [v for _, v in points]))
         if lines:
-            kind = METRICS[metric].kind
-            charts.append(Chart(f"{kind.capitalize()} {METRICS[metric].title.lower()} — {label}",
-                                "minutes since start", server.units.get(metric, ""), lines))
+            charts.append(Chart(f"{CHART_TITLES[metric]} — {label}", "minutes since start",
+                                server.units.get(metric, ""), lines))
     return charts

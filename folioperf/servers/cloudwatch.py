@@ -108,7 +108,7 @@ class CloudWatchSource:
         self._targets = targets
         return problems
 
-    def check(self) -> list[str]:
+    def check(self, at: float) -> list[str]:
         try:
             problems = self._discover()
         except SourceError as exc:

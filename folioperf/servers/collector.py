@@ -1,8 +1,8 @@
 """Collecting a source's server metrics: during a test at a fixed step (`Collector`, on the master or the one
 local process, never a worker), or afterwards over a finished run's time window (`collect_window`).
 
-A source (folioperf.servers.sources) answers `check()` with one line per problem (unreachable, a query that
-returns nothing) and `fetch(start, end, step)` with points (metric, subject, epoch seconds, value). Sources
+A source (folioperf.servers.sources) answers `check(at)` with one line per problem at that time (unreachable,
+a query that returns nothing) and `fetch(start, end, step)` with points (metric, subject, epoch seconds, value). Sources
 that keep history (Prometheus, CloudWatch) give the points of their step grid between start and end; a live
 one (the sandbox) samples once, now. What cannot be measured is said once, as a warning at the start and a
 note in the results; the load test never waits on it nor fails for it.
@@ -42,7 +42,7 @@ class Source(Protocol):
     default_step_s: float
     settle_s: float
 
-    def check(self) -> list[str]: ...
+    def check(self, at: float) -> list[str]: ...
 
     def fetch(self, start: float, end: float, step: float) -> Iterable[Point]: ...
 
@@ -74,7 +74,7 @@ class Collector:
             raise RuntimeError("Collector.start() called twice")
         self._data = ServerMetrics(self.source.name, self.step_s, at, at, dict(self.source.units))
         self._cursor = at.timestamp()
-        for problem in self.source.check():
+        for problem in self.source.check(time.time()):
             self._note(problem)
         self._fetch(time.time())
         self._thread = threading.Thread(target=self._run, name="folioperf-server-metrics", daemon=True)
@@ -118,7 +118,7 @@ def collect_window(source: Source, start: datetime, end: datetime, step_s: float
     """A finished run's metrics from a source that keeps history, over [start, end]."""
     step = float(step_s or source.default_step_s)
     data = ServerMetrics(source.name, step, start, end, dict(source.units))
-    data.notes += source.check()
+    data.notes += source.check(end.timestamp())
     a, b = start.timestamp(), end.timestamp()
     try:
         while a <= b:

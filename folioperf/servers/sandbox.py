@@ -68,7 +68,7 @@ class SandboxSource:
         self._conn: Any = None
         self._last: dict[str, tuple[float, float]] = {}  # tree -> (wall time, CPU seconds) of the last sample
 
-    def check(self) -> list[str]:
+    def check(self, at: float) -> list[str]:
         problems = []
         try:
             self._sandbox = ProcessTree(self.pid)
