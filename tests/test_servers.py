@@ -194,3 +194,10 @@ def test_the_default_queries_cover_every_metric_and_say_their_units():
         "db_cpu": "% of the server's CPUs", "db_connections": "connections", "db_freeable_memory_mb": "MB",
         "host_cpu": "% of the host's CPUs"}
     assert all("$rate" not in q.promql for q in queries.items)
+
+
+def test_a_prometheus_password_never_reaches_the_results():
+    from folioperf.servers.prometheus import PrometheusSource
+
+    source = PrometheusSource("https://folio:s3cret@prometheus.example.org:9090")
+    assert source.name == "prometheus https://prometheus.example.org:9090"

@@ -14,8 +14,8 @@ from typing import Any
 
 from folioperf.errors import FolioperfError
 from folioperf.servers.collector import Point, SourceError, grid
-from folioperf.servers.sources import CLOUDWATCH_EXTRA
 
+EXTRA = "folioperf[cloudwatch]"
 DEFAULT_STEP_S = 60.0
 SETTLE_S = 300.0  # CloudWatch publishes a minute or more late: the last five minutes are fetched again
 MAX_QUERIES = 500  # GetMetricData's limit per call
@@ -33,12 +33,7 @@ class CloudWatchSource:
 
     def __init__(self, cluster: str | None = None, services: str | None = None, db: str | None = None,
                  region: str | None = None) -> None:
-        try:
-            import boto3  # noqa: PLC0415  (an optional extra, only for this source)
-            import botocore.exceptions  # noqa: PLC0415
-        except ImportError:
-            raise FolioperfError(f"--server-metrics cloudwatch needs boto3: pip install '{CLOUDWATCH_EXTRA}'") from None
-        self._errors = botocore.exceptions
+        boto3, self._errors = boto3_or_error()
         self._session = boto3.Session(region_name=region)
         self.cluster = cluster
         self.services = services.split("+") if services else None
@@ -154,6 +149,16 @@ class CloudWatchSource:
 
     def close(self) -> None:
         pass
+
+
+def boto3_or_error() -> tuple[Any, Any]:
+    """boto3 and botocore's exceptions, or one line naming the extra that installs them."""
+    try:
+        import boto3  # noqa: PLC0415  (an optional extra, only for this source)
+        import botocore.exceptions  # noqa: PLC0415
+    except ImportError:
+        raise FolioperfError(f"--server-metrics cloudwatch needs boto3: pip install '{EXTRA}'") from None
+    return boto3, botocore.exceptions
 
 
 def _utc(at: float) -> datetime:

@@ -9,13 +9,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 import requests
 
 from folioperf.errors import FolioperfError
 from folioperf.servers.collector import Point, SourceError, grid
 from folioperf.servers.series import METRICS
-from folioperf.servers.sources import without_credentials
 
 DEFAULT_QUERIES = "prometheus.toml"
 TIMEOUT_S = 10.0
@@ -64,6 +64,17 @@ def load_queries(path: str | None) -> Queries:
     if not items:
         raise FolioperfError(f"queries file {name} holds no query")
     return Queries(name, str(rate), tuple(items))
+
+
+def without_credentials(url: str) -> str:
+    """A URL as the results may show it: no user or password."""
+    parts = urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return url
+    host = parts.hostname or ""
+    netloc = (f"[{host}]" if ":" in host else host) + (f":{parts.port}" if parts.port else "")
+    return urlunsplit(parts._replace(netloc=netloc))
+
 
 
 class PrometheusSource:

@@ -12,9 +12,8 @@
 from __future__ import annotations
 
 import argparse
-import importlib
 from dataclasses import dataclass, field
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 from folioperf.errors import FolioperfError
 from folioperf.servers.collector import Source
@@ -22,7 +21,6 @@ from folioperf.servers.collector import Source
 NONE, SANDBOX, PROMETHEUS, CLOUDWATCH = "none", "sandbox", "prometheus", "cloudwatch"
 CLOUDWATCH_KEYS = ("cluster", "services", "db", "region")
 EXAMPLES = "sandbox, prometheus:http://127.0.0.1:9090, cloudwatch, cloudwatch:cluster=NAME,db=ID or none"
-CLOUDWATCH_EXTRA = "folioperf[cloudwatch]"
 
 
 @dataclass(frozen=True)
@@ -68,16 +66,6 @@ def source_option(text: str) -> str:
     return str(text).strip()
 
 
-def without_credentials(url: str) -> str:
-    """A URL as the results may show it: no user or password."""
-    parts = urlsplit(url)
-    if parts.username is None and parts.password is None:
-        return url
-    host = parts.hostname or ""
-    netloc = (f"[{host}]" if ":" in host else host) + (f":{parts.port}" if parts.port else "")
-    return urlunsplit(parts._replace(netloc=netloc))
-
-
 def check(text: str | None, queries: str | None, sandbox: bool) -> None:
     """Before anything starts: the choice fits the target, its extra is installed, its queries file reads."""
     choice = parse(text) if text else Choice(SANDBOX if sandbox else NONE)
@@ -87,10 +75,9 @@ def check(text: str | None, queries: str | None, sandbox: bool) -> None:
     if queries and choice.kind != PROMETHEUS:
         raise FolioperfError("--server-metrics-queries is for --server-metrics prometheus:URL")
     if choice.kind == CLOUDWATCH:
-        try:
-            importlib.import_module("boto3")
-        except ImportError:
-            raise FolioperfError(f"--server-metrics cloudwatch needs boto3: pip install '{CLOUDWATCH_EXTRA}'") from None
+        from folioperf.servers.cloudwatch import boto3_or_error  # noqa: PLC0415  (boto3: only for this source)
+
+        boto3_or_error()
     if choice.kind == PROMETHEUS:
         from folioperf.servers.prometheus import load_queries  # noqa: PLC0415
 
