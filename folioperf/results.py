@@ -40,8 +40,9 @@ from urllib.parse import quote, quote_plus
 from folioperf.errors import FolioperfError
 from folioperf.metrics import Entry, EntryLookup, Failure, ModuleTime, Snapshot, Window, entry_order
 from folioperf.outcome import Flags
-from folioperf.servers import series as server_series
-from folioperf.servers.series import ServerMetrics
+from folioperf.files import write_file
+from folioperf.servers.series import COLUMNS as SERVER_COLUMNS
+from folioperf.servers.series import ServerMetrics, from_legacy_db
 
 RUN_FORMAT = "folioperf-results/1"
 STATS_FORMAT = "folioperf-stats/1"
@@ -265,7 +266,7 @@ def _dump(data: Any, redactor: _Redactor) -> str:
 
 
 def _server_files(server: ServerMetrics, redactor: _Redactor) -> dict[str, str]:
-    return {SERVER_CSV: _csv(server_series.COLUMNS, server.rows(), redactor),
+    return {SERVER_CSV: _csv(SERVER_COLUMNS, server.rows(), redactor),
             SERVER_JSON: _dump(server.to_json(), redactor)}
 
 
@@ -348,17 +349,7 @@ def add_server_metrics(path: str | os.PathLike[str], server: ServerMetrics, *, r
     if not replace and any((path / name).exists() for name in files):
         raise FolioperfError(f"{path} has server metrics already (give --replace to collect them again)")
     for name, text in files.items():
-        tmp = path / f".{name}.{os.getpid()}.tmp"
-        try:
-            with open(tmp, "w", encoding="utf-8", newline="") as f:
-                f.write(text)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, path / name)
-        except OSError as exc:
-            raise FolioperfError(f"cannot write {path / name}: {exc.strerror}") from None
-        finally:
-            tmp.unlink(missing_ok=True)
+        write_file(path / name, text)
     _fsync_dir(path)
 
 
@@ -478,9 +469,9 @@ def load(path: str | os.PathLike[str]) -> Results:
         db = _read_json(db_path) if db_path.is_file() else None
         if (path / SERVER_JSON).is_file():
             server = ServerMetrics.from_files(_read_json(path / SERVER_JSON),
-                                              _read_csv(path / SERVER_CSV, server_series.COLUMNS))
+                                              _read_csv(path / SERVER_CSV, SERVER_COLUMNS))
         else:  # written before server-metrics.csv: the sandbox's figures were db.json's
-            server = server_series.from_legacy_db(db, run.start, run.end)
+            server = from_legacy_db(db, run.start, run.end)
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         detail = f"missing {exc}" if isinstance(exc, KeyError) else str(exc).splitlines()[0]
         raise FolioperfError(f"{path} holds malformed results: {detail}") from None

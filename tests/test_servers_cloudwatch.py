@@ -28,7 +28,8 @@ MIB = 1_048_576
 
 
 def ecs_cpu(service: str, minute: int) -> float:
-    return {"mod-circulation": 40.0 + minute % 5, "mod-inventory-storage": 100.0 + 2 * minute, "okapi-b": 456.0}[service]
+    return {"mod-circulation": 40.0 + minute % 5, "mod-inventory-storage": 100.0 + 2 * minute,
+            "okapi-b": 456.0}[service]
 
 
 def ecs_memory(service: str, minute: int) -> float:
@@ -60,7 +61,8 @@ def aws(tmp_path_factory):
 
     wait_for(up, "moto's server")
     env = {"AWS_ENDPOINT_URL": url, "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
-           "AWS_DEFAULT_REGION": "eu-west-1", "AWS_CONFIG_FILE": "/dev/null", "AWS_SHARED_CREDENTIALS_FILE": "/dev/null"}
+           "AWS_DEFAULT_REGION": "eu-west-1", "AWS_CONFIG_FILE": "/dev/null",
+           "AWS_SHARED_CREDENTIALS_FILE": "/dev/null"}
     session = boto3.Session(aws_access_key_id="testing", aws_secret_access_key="testing", region_name="eu-west-1")
     ecs = session.client("ecs", endpoint_url=url)
     for cluster, names in ((CLUSTER, SERVICES), ("other", ("mod-search",))):
@@ -82,9 +84,10 @@ def aws(tmp_path_factory):
                     {"Name": "ServiceName", "Value": name}]
             cpu = 5.0 if name == "mod-search" else ecs_cpu(name, minute)
             memory = 5.0 if name == "mod-search" else ecs_memory(name, minute)
-            data.append(("AWS/ECS", {"MetricName": "CPUUtilization", "Dimensions": dims, "Timestamp": at, "Value": cpu}))
-            data.append(("AWS/ECS", {"MetricName": "MemoryUtilization", "Dimensions": dims, "Timestamp": at,
-                                     "Value": memory}))
+            data.append(("AWS/ECS", {"MetricName": "CPUUtilization", "Dimensions": dims, "Timestamp": at,
+                                     "Value": cpu}))
+            data.append(("AWS/ECS", {"MetricName": "MemoryUtilization", "Dimensions": dims,
+                                     "Timestamp": at, "Value": memory}))
         for metric in ("CPUUtilization", "DatabaseConnections", "FreeableMemory"):
             data.append(("AWS/RDS", {"MetricName": metric, "Timestamp": at, "Value": rds(metric, minute),
                                      "Dimensions": [{"Name": "DBInstanceIdentifier", "Value": DB}]}))
@@ -127,7 +130,8 @@ def test_ecs_services_and_the_rds_instance_as_the_ptfs_tables(aws, tmp_path):
         *avg_max([rds("DatabaseConnections", m) for m in minutes], "db_connections"),
         fmt_value(rds("FreeableMemory", 35) / MIB, "db_freeable_memory_mb"),
         fmt_value((rds("FreeableMemory", 6) - rds("FreeableMemory", 35)) / MIB, "db_freeable_memory_mb")]}
-    assert rows(doc.table("Database"))[("20 users", DB)][2:4] == ["364.5", "379"]  # as seed 004's "from 344 to 383"
+    # as seed 004's connections "from 344 to 383"
+    assert rows(doc.table("Database"))[("20 users", DB)][2:4] == ["364.5", "379"]
 
 
 def test_every_cluster_and_instance_by_default_and_compare_per_module(aws, tmp_path):

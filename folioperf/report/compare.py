@@ -415,7 +415,8 @@ def servers_comparison(cmp: Comparison) -> Section | None:
         for metric in metrics:
             if not any(r.server and metric in r.server.metrics() for r in runs):
                 continue
-            name = f"{title} ({unit_of(runs, metric)})" if len(metrics) == 1 else f"{title}: {metric_title(metric, runs)}"
+            name = (f"{title} ({unit_of(runs, metric)})" if len(metrics) == 1
+                    else f"{title}: {metric_title(metric, runs)}")
             table = Table(name, ["Users", column, cmp.base_label, cmp.new_label, "Delta"], stub=2)
             for pair in cmp.pairs:
                 base, new = figures(pair.base, metric), figures(pair.new, metric)

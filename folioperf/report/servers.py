@@ -178,7 +178,8 @@ def run_charts(run: Results, label: str) -> list[Chart]:
     for metric in server.metrics():
         subjects = server.subjects(metric)
         if metric.startswith("module_"):
-            subjects = sorted(subjects, key=lambda s: -(server.summary(metric, s).avg))[:CHART_SUBJECTS]  # type: ignore[union-attr]
+            summaries = {s: server.summary(metric, s) for s in subjects}
+            subjects = sorted(subjects, key=lambda s: -(summaries[s].avg if summaries[s] else 0.0))[:CHART_SUBJECTS]
         lines = []
         for subject in subjects:
             points = server.series(metric, subject)
