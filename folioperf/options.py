@@ -274,8 +274,8 @@ RUN_OPTIONS: tuple[Opt, ...] = (
                              "against your FOLIO)", type=source_option, metavar="SOURCE", web_ui=False),
     _run("--server-metrics-step", "how often server metrics are collected (default 5s for the sandbox, 15s for "
                                   "Prometheus, 60s for CloudWatch)", type=duration, metavar="TIME", web_ui=False),
-    _run("--server-metrics-queries", "Prometheus' queries, a TOML file adapted from folioperf's "
-                                     "(folioperf/servers/prometheus.toml: cAdvisor's and Kubernetes' labels)",
+    _run("--server-metrics-queries", "Prometheus' queries, a TOML file adapted from folioperf's (for cAdvisor's "
+                                     "and Kubernetes' labels; `folioperf server-metrics --default-queries` prints it)",
          metavar="FILE", web_ui=False),
     _run("--sandbox-pid", "", type=int, hidden=True, web_ui=False),
     _run("--live", "", switch=True, hidden=True, web_ui=False),

@@ -216,3 +216,10 @@ def test_run_help_names_the_sources():
     for source in ("sandbox (the default with the sandbox", "prometheus:URL", "cloudwatch[:cluster=NAME,db=ID]",
                    "none (the default against your FOLIO)"):
         assert source in text, source
+
+
+def test_the_default_queries_print_as_a_file_to_adapt(tmp_path):
+    proc = folioperf("server-metrics", "--default-queries", cwd=tmp_path, timeout=60)
+    assert proc.returncode == 0 and proc.stderr == ""
+    (tmp_path / "mine.toml").write_text(proc.stdout)
+    assert load_queries(str(tmp_path / "mine.toml")).items == load_queries(None).items

@@ -20,9 +20,11 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
                     "into its results directory, as `folioperf run --server-metrics` does during a run; "
                     "`folioperf report` then shows them.",
         formatter_class=percent_safe(argparse.HelpFormatter))
-    p.add_argument("runs", nargs="+", metavar="RUN_DIR", help="results directory, or a directory of them")
+    p.add_argument("runs", nargs="*", metavar="RUN_DIR", help="results directory, or a directory of them")
     add_options(p.add_argument, [opt for opt in RUN_OPTIONS if opt.name in OPTIONS])
     p.add_argument("--replace", action="store_true", help="replace server metrics the directory holds already")
+    p.add_argument("--default-queries", action="store_true",
+                   help="print folioperf's Prometheus queries file, to adapt for --server-metrics-queries, and exit")
     p.set_defaults(handler="folioperf.servers.cli:collect")
 
 
@@ -32,6 +34,13 @@ def collect(args: argparse.Namespace) -> int:
     from folioperf.servers.collector import collect_window  # noqa: PLC0415
     from folioperf.servers.sources import CLOUDWATCH, PROMETHEUS, make_source, parse  # noqa: PLC0415
 
+    if args.default_queries:
+        from folioperf.servers.prometheus import default_queries  # noqa: PLC0415
+
+        print(default_queries(), end="")
+        return 0
+    if not args.runs:
+        raise FolioperfError("which runs? give their results directories (RUN_DIR...)")
     if not args.server_metrics or parse(args.server_metrics).kind not in (PROMETHEUS, CLOUDWATCH):
         raise FolioperfError("give --server-metrics prometheus:URL or cloudwatch: after a run, only a source that "
                              "keeps history has its metrics (the sandbox's are taken during the run)")

@@ -37,10 +37,15 @@ class Queries:
     items: tuple[Query, ...]
 
 
+def default_queries() -> str:
+    """folioperf's queries file, as shipped."""
+    return files("folioperf.servers").joinpath(DEFAULT_QUERIES).read_text(encoding="utf-8")
+
+
 def load_queries(path: str | None) -> Queries:
     """The queries file; a missing or malformed one is one FolioperfError line naming what is wrong."""
     if path is None:
-        text, name = files("folioperf.servers").joinpath(DEFAULT_QUERIES).read_text(encoding="utf-8"), "folioperf's"
+        text, name = default_queries(), "folioperf's"
     else:
         name = path
         try:
