@@ -20,6 +20,7 @@ import configargparse  # noqa: E402
 
 from folioperf import __version__  # noqa: E402
 from folioperf.errors import FolioperfError  # noqa: E402
+from folioperf.outcome import EXIT_INTERRUPTED  # noqa: E402
 
 # (module that adds the sub-command's arguments, sub-command names)
 _COMMANDS = (  # in the order `folioperf --help` lists them: the main job first
@@ -63,11 +64,12 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(getattr(importlib.import_module(module), func)(args) or 0)
     except FolioperfError as exc:
-        print(f"folioperf: error: {exc}", file=sys.stderr)
+        # an interruption is no error of the user's: it says what was undone
+        print(f"folioperf: {'' if exc.exit_code == EXIT_INTERRUPTED else 'error: '}{exc}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("folioperf: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
 
 
 if __name__ == "__main__":

@@ -13,24 +13,27 @@ log is laid out for 200 columns, so API names and paths are never wrapped there.
 
 from __future__ import annotations
 
+import logging
+import sys
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console, Group
+from rich.file_proxy import FileProxy
 from rich.live import Live
 from rich.progress_bar import ProgressBar
 from rich.table import Table
 from rich.text import Text
 
-from folioperf.metrics import ERROR, SCHEDULED, TRANSACTION
+from folioperf.metrics import ERROR, SCHEDULED, SCRIPT, TRANSACTION
 from folioperf.wording import plural
 
 PIPE_WIDTH = 200  # a log or pipe has no width: lay it out wide rather than at rich's default 80
 _NUMBER_WIDTHS = (9, 9, 9, 8, 8, 8, 8)  # Requests, Failures, Average, 50th, 75th, 95th, req/s
 _KINDS = ((TRANSACTION, "Transactions"), (SCHEDULED, "From the scheduled start (open model)"),
-          (None, "API calls"), (ERROR, "Errors in tasks"))
+          (None, "API calls"), (SCRIPT, "Script steps (JSR223 samplers JMeter counts)"), (ERROR, "Errors in tasks"))
 
 
 def console(stderr: bool = False) -> Console:
@@ -52,7 +55,12 @@ def _clock(seconds: float) -> str:
 
 
 def _kind(request_type: str) -> str | None:
-    return request_type if request_type in (TRANSACTION, SCHEDULED, ERROR) else None
+    return request_type if request_type in (TRANSACTION, SCHEDULED, SCRIPT, ERROR) else None
+
+
+def _named(request_type: str, name: str) -> str:
+    """An API call by its name (`POST /circulation/...`, which holds the method); the others with their type."""
+    return name if _kind(request_type) is None else f"{request_type} {name}"
 
 
 def rows(entries: Iterable[dict], width: int, header: str) -> list[Text]:
@@ -97,12 +105,12 @@ def print_summary(snapshot: Any, path: Path | None, flags: Any, code: int, users
         out.print(line)
     reached = plural(users, "user") + ("" if users == users_target else f" of the {users_target:,} asked for")
     out.print(f"{reached} · {plural(sum(e.count for e in snapshot.apis()), 'API call')} · "
-              f"{plural(sum(e.count for e in snapshot.transactions()), 'transaction')}")
+              f"{plural(snapshot.transaction_count(), 'transaction')}")
     errors = [f for f in snapshot.failures if f.type != SCHEDULED]  # a Scheduled failure repeats its transaction's
     if errors:
         out.print(Text("Failures", style="bold underline"))
         for f in errors[:10]:
-            out.print(f"  {f.occurrences:>7,} × {f.type} {f.name}: {f.error}")
+            out.print(f"  {f.occurrences:>7,} × {_named(f.type, f.name)}: {f.error}")
         if len(errors) > 10:
             out.print(f"  ... {len(errors) - 10} more kinds in failures.csv")
     raised = flags.raised()
@@ -129,15 +137,30 @@ class LiveView:
         self.over = False  # the test has ended: the last frame
         self._live = Live(console=self.console, auto_refresh=False, transient=False, redirect_stdout=False,
                           redirect_stderr=False)
+        self._streams: list[tuple[logging.StreamHandler, Any]] = []
+
+    def _logs_above(self) -> None:
+        """While the view runs, log lines go through its console, above it: the handlers Locust set up hold
+        the terminal's stream itself, and a line written there would land inside the view and push its
+        frame down a line at every refresh."""
+        terminal = {id(sys.stderr), id(sys.__stderr__), id(sys.stdout), id(sys.__stdout__)}
+        for logger in (logging.getLogger(), *(logging.getLogger(n) for n in list(logging.root.manager.loggerDict))):
+            for handler in getattr(logger, "handlers", ()):
+                if type(handler) is logging.StreamHandler and id(handler.stream) in terminal:
+                    self._streams.append((handler, handler.setStream(FileProxy(self.console, handler.stream))))
 
     def start(self) -> None:
         self.started = time.monotonic()
         self._live.start()
+        self._logs_above()
 
     def stop(self) -> None:
         self.over = True
         self.update()
         self._live.stop()
+        for handler, stream in self._streams:
+            handler.setStream(stream)
+        self._streams = []
         if not self.console.is_terminal:  # a log or pipe gets the last frame without its line end
             self.console.line()
 
@@ -171,7 +194,7 @@ class LiveView:
             rate = f"{call_rps:,.1f}/s"
         parts.append(Text.assemble(
             f"users {users}/{self.users_target}   API calls {calls:,} ({rate})   "
-            f"transactions {sum(e.count for e in snap.transactions()):,}   ",
+            f"transactions {snap.transaction_count():,}   ",
             (f"failures {failures:,}", "red" if failures else "green")))
         lines = []
         for e in snap.transactions():

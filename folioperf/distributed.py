@@ -2,12 +2,15 @@
 
 Trust. Master and workers share a key (FOLIOPERF_WORKER_KEY: from the environment, a Kubernetes Secret, or
 made up by `folioperf run --workers` and by Locust's `--processes` parent for its children). A worker
-proves it holds the key before the master sends it anything that matters: once its plugin is set up it
-says hello, the master answers with a random challenge, the worker answers with HMAC-SHA256(key,
-challenge + its id). A worker that cannot prove it within TRUST_SECONDS of connecting, or has not by the
-time a test starts, is refused: taken out of the dispatch, told why, and sent away. The setup a trusted worker gets (its slice of the test
-data, the run's settings, the FOLIO password when it has none of its own) is sealed with AES-GCM under a
-key derived from the shared key: neither secrets nor test data cross the wire in the clear.
+proves it holds the key before Locust's master hears of it (`Coordinator._gate` holds its `client_ready`):
+so before it counts toward --expect-workers, is given any user, or sees any option. Once its plugin is set
+up it says hello, the master answers with a random challenge, the worker answers with HMAC-SHA256(key,
+challenge + its id). A worker that cannot prove it within TRUST_SECONDS of connecting is refused: told why
+and sent away. One that proves it while a test runs takes no part in that test (its users and test data
+were handed out at the start; Locust would otherwise move users to it, which have neither) and is let in
+when the test ends, for the next. The setup a trusted worker gets (its slice of the test data, the run's
+settings, the FOLIO password when it has none of its own) is sealed with AES-GCM under a key derived from
+the shared key: neither secrets nor test data cross the wire in the clear.
 
 The end of a test. When the master begins stopping (`test_stopping`: the run time is up, the web UI's stop,
 Ctrl-C, a stop folioperf asked for), it asks each worker of the test to stop its users and waits, with
@@ -49,7 +52,6 @@ from folioperf.config import WORKER_KEY_ENV
 log = logging.getLogger("folioperf")
 
 TRUST_SECONDS = 5.0  # how long a connected worker has to prove it holds the key
-PROOF_SECONDS = 2.0  # at a test's start, how long a proof under way may take (a round trip on a busy machine)
 REPORT_GRACE_SECONDS = 10.0  # beyond the stop timeout: for final reports to travel
 REPORT_KEY = "folioperf"  # folioperf's part of a Locust worker report
 
@@ -81,6 +83,28 @@ def quit_once(runner: Any) -> None:
             done.set()
 
     runner.quit = once
+
+
+def stop_once(runner: Any) -> None:
+    """Make a worker's `stop` happen once at a time: a call while one is under way waits for it. A worker is
+    asked to stop by folioperf's STOP, Locust's own stop and quit messages and its quitting, which may come
+    together (a worker frozen across the end handles them all as it wakes); Locust stopping the same users
+    twice at once raises "Tried to stop User in an unexpected state: stopping" in each user."""
+    stop = runner.stop
+    current: gevent.event.Event | None = None
+
+    def once() -> None:
+        nonlocal current
+        if current is not None and not current.is_set():
+            current.wait()
+            return
+        current = done = gevent.event.Event()
+        try:
+            stop()
+        finally:
+            done.set()
+
+    runner.stop = once
 
 
 def ensure_worker_key() -> None:
@@ -140,25 +164,43 @@ class Coordinator:
         self._seal = seal
         self._merge = merge
         self._challenges: dict[str, str] = {}
-        self._connected_at: dict[str, float] = {}
+        self._waiting: dict[str, Any] = {}  # client id -> its client_ready, held until it proves the key
+        self._held: dict[str, Any] = {}  # ... proved during a test: Locust hears of it when the test ends
+        self._testing = False  # the test's workers have their setups: a worker proving the key now waits
         self.trusted: set[str] = set()
         self.refused: set[str] = set()
         self.test = _Test(0)
         runner = self.runner
+        self._handle = runner.handle_message
+        runner.handle_message = self._gate
         runner.register_message(HELLO, self._on_hello)
         runner.register_message(PROOF, self._on_proof)
         runner.register_message(FINAL, self._on_final)
         runner.register_message(STOP_RUN, lambda msg, **_kw: on_stop_run(msg.data["message"], msg.data["exit_code"]))
         environment.events.worker_report.add_listener(self._on_report)
-        environment.events.worker_connect.add_listener(self._on_connect)
+        environment.events.test_stop.add_listener(self._admit_held)
 
     # trust
-    def _on_connect(self, client_id: str, **_kwargs: Any) -> None:
-        self._connected_at[client_id] = time.monotonic()
-        gevent.spawn_later(TRUST_SECONDS, self._check_trusted, client_id)
+    def _gate(self, client_id: str, msg: Any) -> None:
+        """Every message from a worker, before Locust sees it. Locust counts a worker toward --expect-workers,
+        gives it users and sends it the options when it says it is ready (`client_ready`), also during a test;
+        a worker that has not proved the key gets only Locust's acknowledgement (so it goes on to say hello),
+        the challenge and, failing the proof, the refusal. Nothing else it sends reaches Locust or folioperf."""
+        if client_id in self.trusted and client_id not in self._held:
+            self._handle(client_id, msg)
+        elif msg.type in (HELLO, PROOF):
+            self._handle(client_id, msg)
+        elif msg.type == "client_ready" and client_id not in self.refused:
+            if client_id not in self._waiting and client_id not in self._held:
+                gevent.spawn_later(TRUST_SECONDS, self._check_trusted, client_id)
+            (self._held if client_id in self._held else self._waiting)[client_id] = msg
+            self.runner.send_message("ack", {"index": self.runner.get_worker_index(client_id)}, client_id=client_id)
+        elif msg.type in ("quit", "client_stopped"):
+            self._waiting.pop(client_id, None)
+            self._held.pop(client_id, None)
 
     def _check_trusted(self, client_id: str) -> None:
-        if client_id not in self.trusted and client_id in self.runner.clients:
+        if client_id in self._waiting:
             self._refuse(client_id, "it did not prove it holds the worker key (not a folioperf worker?)")
 
     def _on_hello(self, msg: Any, **_kwargs: Any) -> None:
@@ -167,55 +209,49 @@ class Coordinator:
         self.runner.send_message(CHALLENGE, {"nonce": nonce}, client_id=msg.node_id)
 
     def _on_proof(self, msg: Any, **_kwargs: Any) -> None:
-        nonce = self._challenges.pop(msg.node_id, None)
-        if nonce is not None and self._seal.verify(nonce, msg.node_id, (msg.data or {}).get("mac")):
-            self.trusted.add(msg.node_id)
-            self.refused.discard(msg.node_id)
+        client_id = msg.node_id
+        nonce = self._challenges.pop(client_id, None)
+        if nonce is None or not self._seal.verify(nonce, client_id, (msg.data or {}).get("mac")):
+            self._refuse(client_id, "it does not hold this master's worker key")
+            return
+        self.trusted.add(client_id)
+        ready = self._waiting.pop(client_id, None)
+        if ready is None:
+            return
+        if self._testing:  # its users and test data were handed out when the test started
+            self._held[client_id] = ready
+            log.warning("worker %s joined during the test: it runs no users in this one (the test's users and test "
+                        "data went to the workers there when it started) and is ready for the next", client_id)
         else:
-            self._refuse(msg.node_id, "it does not hold this master's worker key")
+            self._handle(client_id, ready)  # Locust's own: counted, and given users when a test starts
+
+    def _admit_held(self, **_kwargs: Any) -> None:
+        self._testing = False
+        held, self._held = self._held, {}
+        for client_id, ready in held.items():
+            self._handle(client_id, ready)
 
     def _refuse(self, client_id: str, reason: str) -> None:
+        self._waiting.pop(client_id, None)
         if client_id in self.refused:
             return
         self.refused.add(client_id)
-        self.trusted.discard(client_id)
         log.warning("refused worker %s: %s (set %s to the same secret on the master and its workers)",
                     client_id, reason, WORKER_KEY_ENV)
-        runner = self.runner
-        node = runner.clients.get(client_id)
-        if node is not None:
-            dispatcher = getattr(runner, "_users_dispatcher", None)  # no users for it in this test's dispatch
-            if dispatcher is not None:
-                dispatcher.remove_worker(node)
-            del runner.clients[client_id]
-        runner.send_message(REFUSED, {"reason": reason}, client_id=client_id)
-        runner.send_message("quit", None, client_id=client_id)
+        self.runner.send_message(REFUSED, {"reason": reason}, client_id=client_id)
+        self.runner.send_message("quit", None, client_id=client_id)
 
-    def connected(self) -> list[Any]:
+    def workers(self) -> list[Any]:
+        """The workers Locust knows, in the order of their index: each proved the key before it was let in."""
         clients = self.runner.clients
-        return [*clients.ready, *clients.spawning, *clients.running]
-
-    def trusted_workers(self, clock: Callable[[], float] = time.monotonic) -> list[Any]:
-        """The connected workers that proved the key. A worker that connected within PROOF_SECONDS, or whose
-        proof is under way, gets that long; the others are refused now (the test's run time is running)."""
-        def pending() -> bool:
-            now = time.monotonic()
-            return any(w.id not in self.trusted and (w.id in self._challenges or
-                                                      now - self._connected_at.get(w.id, 0) < PROOF_SECONDS)
-                       for w in self.connected())
-
-        deadline = clock() + PROOF_SECONDS
-        while pending() and clock() < deadline:
-            gevent.sleep(0.02)
-        for worker in self.connected():
-            if worker.id not in self.trusted:
-                self._refuse(worker.id, "it did not prove it holds the worker key (not a folioperf worker?)")
-        return sorted(self.connected(), key=lambda w: self.runner.get_worker_index(w.id))
+        return sorted([*clients.ready, *clients.spawning, *clients.running],
+                      key=lambda w: self.runner.get_worker_index(w.id))
 
     # a test
     def start_test(self, setups: Callable[[int, int], dict[str, Any]]) -> int:
         """A new test: each trusted worker gets its sealed setup (`setups(index, count)`); returns how many."""
-        workers = self.trusted_workers()
+        workers = self.workers()
+        self._testing = True
         self.test = _Test(self.test.number + 1, participants={w.id for w in workers})
         for k, worker in enumerate(workers):
             data = {"test": self.test.number, **setups(k, len(workers))}
@@ -271,6 +307,7 @@ class Link:
         self.test = 0
         self._final_sent = True
         runner = self.runner
+        stop_once(runner)
         runner.register_message(CHALLENGE, self._on_challenge)
         runner.register_message(REFUSED, self._on_refused)
         runner.register_message(SETUP, self._on_setup_message)

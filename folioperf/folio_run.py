@@ -24,20 +24,23 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from types import SimpleNamespace
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Mapping
 
 import gevent
+import gevent.event
 import psutil
 import requests
 from locust.event import EventHook
 from locust.runners import STATE_MISSING, MasterRunner, WorkerRunner
 
-from folioperf import okapi_trace, results
+from folioperf import locust_memory, okapi_trace, results
 from folioperf.auth import Credentials, Logins
+from folioperf.backoff import TARGET_DOWN_SECONDS, TargetWatch
 from folioperf.config import PASSWORD_ENV
 from folioperf.console import LiveView, print_summary
 from folioperf.dbmon import DbMonitor
@@ -50,8 +53,9 @@ from folioperf.servers.collector import Collector
 from folioperf.servers.series import ServerMetrics
 from folioperf.servers.sources import make_source
 from folioperf.target_info import TargetInfo, target_info
-from folioperf.options import Settings, rate_per_s
-from folioperf.outcome import EXIT_NOT_RECORDED, EXIT_OK, Flags, exit_code
+from folioperf.options import Settings
+from folioperf.outcome import EXIT_INTERRUPTED, EXIT_NOT_RECORDED, EXIT_TARGET_DOWN, Flags, exit_code
+from folioperf.timers import Timers
 from folioperf.pools import SHARED, PoolStore, check_declared, read_pools_file, split
 from folioperf.groups import UserGroup
 from folioperf.steady_gc import SteadyGC
@@ -63,7 +67,10 @@ if TYPE_CHECKING:
 log = logging.getLogger("folioperf")
 
 CHECKPOINT_SECONDS = 60.0  # a long run's results so far are written this often, in case its master is killed
+USERS_MISSING_SECONDS = 5.0  # after full load, fewer users than asked for longer than this (in all) is flagged
+USERS_SETTLE_SECONDS = 5.0  # ... counted from this long after full load: workers report their users every 3 s
 WATCH_SECONDS = 1.0
+TRIM_EVERY = 10  # watches: Locust's own statistics held to what they show (folioperf.locust_memory)
 UNTRACED_BEFORE_SAYING = 20  # --trace: API responses without trace headers before saying the target sends none
 MASTER, WORKER, LOCAL = "master", "worker", "local"
 
@@ -84,13 +91,21 @@ class TestRecord:
     seen_workers: set[str] = field(default_factory=set)
     lost_workers: set[str] = field(default_factory=set)
     interrupted: bool = False
-    ended: bool = False
+    ended: bool = False  # its end has begun (flags, results, summary)
+    written: gevent.event.Event = field(default_factory=gevent.event.Event)  # ... and is over, exit code set
     target: TargetInfo | None = None  # platform, module versions, release
     served_before: dict[str, int] | None = None  # the sandbox's request counters when the test started
     dbmon: DbMonitor | None = None
     servers: Collector | None = None  # the server metrics' collector (master or local only)
-    checkpoint: Path | None = None
+    spool: results.TimeseriesSpool | None = None  # its settled windows, in its partial directory with the checkpoints
     untraced_said: bool = False  # --trace: the target sends no trace headers, and the user was told
+    users_missing_s: float = 0.0  # after full load: seconds with fewer users running than asked
+    fewest_users: int | None = None  # ... and the fewest then
+    sandbox_gone: bool = False  # the built-in sandbox's process exited during the test
+    silence_said: bool = False  # the target's current silence was told
+
+    def users_missing(self) -> bool:
+        return self.users_missing_s > USERS_MISSING_SECONDS
 
     def ramp_incomplete(self, end: datetime) -> bool:
         """Not every user it asked for ran for at least half of the test."""
@@ -116,9 +131,11 @@ class FolioRun:
         self.logins = Logins()
         self.store = PoolStore()
         self.metrics = Metrics(settle=self.role != WORKER)
+        self.target_watch = TargetWatch()  # how long the target did not answer (folioperf.backoff)
         self.share = 1  # how many processes share the open model's rate (the master says, in its setup)
         self.test: TestRecord | None = None
         self.stopping = False
+        self._quitting = False  # the process is shutting down (see _on_quitting)
         self._said_in_python = False  # --trace: the user was told this process reads trace lines in Python
         self.last_results: Path | None = None
         self.test_complete = EventHook()  # master/local: fired with record=, snapshot=, path=, exit_code=
@@ -128,9 +145,9 @@ class FolioRun:
         self._pools: tuple[tuple, dict[str, list]] | None = None
         self._tool: tuple[tuple, Okapi] | None = None
         seal = Seal.from_environment()
-        self.coordinator = Coordinator(environment, seal, self.metrics.merge_report, self.stop_run) \
+        self.coordinator = Coordinator(environment, seal, self._merge_report, self.stop_run) \
             if self.role == MASTER else None
-        self.link = Link(environment, seal, self._apply_setup, self.metrics.take_report) \
+        self.link = Link(environment, seal, self._apply_setup, self._take_report) \
             if self.role == WORKER else None
         self._attach()
 
@@ -244,13 +261,14 @@ class FolioRun:
             raise FolioperfError(f"no FOLIO password in this process: set {PASSWORD_ENV}")
         return Credentials(self.settings.tenant, self.settings.username, self.password)
 
-    def okapi(self, session: Any, group: UserGroup, sleep: Callable[[float], None]) -> Okapi:
-        """A virtual user's FOLIO client over its Locust session; `sleep` is the user's pause."""
+    def okapi(self, session: Any, group: UserGroup, timers: Timers) -> Okapi:
+        """A virtual user's FOLIO client over its Locust session; `timers` are the user's (fired before each call)."""
         s = self.settings
         return Okapi(session, self.credentials, auth=s.auth, shared_login=s.login == "shared",
                      refresh_margin=s.refresh_margin, logins=self.logins, browser=group.workflow.browser,
-                     preflights=not s.no_preflight, pace_per_s=rate_per_s(group.pace) if group.pace else None,
-                     label=group.label, trace=self.metrics if s.trace else None, sleep=sleep)
+                     preflights=not s.no_preflight, timers=timers, label=group.label,
+                     headers=group.workflow.headers(group.options) if group.workflow.headers else None,
+                     trace=self.metrics if s.trace else None)
 
     def tool_okapi(self) -> Okapi:
         """Over a plain requests session, for work on the master (the first login, pool loaders, module
@@ -315,12 +333,21 @@ class FolioRun:
                 "pools": share, "modes": self.modes, "totals": {n: len(e) for n, e in pools.items()},
                 "auth": detected, "password": self.password}
 
+    def _take_report(self) -> dict[str, Any]:
+        """A worker's report: its metrics since the last one, and how its users found the target."""
+        return {**self.metrics.take_report(), "target": self.target_watch.to_wire()}
+
+    def _merge_report(self, client_id: str, report: Mapping[str, Any]) -> None:
+        self.metrics.merge_report(client_id, report)
+        self.target_watch.merge(client_id, report.get("target"))
+
     def _apply_setup(self, data: dict[str, Any]) -> None:
         """A worker, before its test's first spawn message: settings, workflow, test data, password."""
         # the test's reports are numbered from here, not from test_start: Locust's spawn message may come
         # seconds later (the master's test_start goes on after the setups), and the report sent in between
         # already carries this test's number
         self.metrics.start_test()
+        self.target_watch.reset()
         self.settings = Settings.from_options(data["settings"])
         try:
             self._configure_workflows(self.settings.workflow, required=True)
@@ -373,6 +400,7 @@ class FolioRun:
             self._users_about_to_run()
             return
         self.metrics.start_test()
+        self.target_watch.reset()
         runner = self.environment.runner
         options = self.environment.parsed_options
         try:
@@ -403,6 +431,9 @@ class FolioRun:
             record.served_before = self._served()
         gevent.spawn(self._watch, record)
         if self.settings.results_dir:
+            record.spool = results.TimeseriesSpool(self.settings.results_dir, record.start, self.workflow_name,
+                                                   self._secrets())
+            self.metrics.windows_to(record.spool)
             gevent.spawn(self._read_modules, record)
             gevent.spawn(self._checkpoints, record)
         if self.settings.live:
@@ -436,13 +467,34 @@ class FolioRun:
         self._end_test()
 
     def _on_quitting(self, **_kwargs: Any) -> None:
+        """The process is ending. After a test that ended, nothing to do (its results may still be being
+        written: they are finished first, with the test's own exit code). Otherwise a signal (Ctrl-C, SIGTERM)
+        came first: a test under way is ended here, flagged interrupted, so its record is complete; before
+        any test began there is nothing to write, and the run says so with the same exit code.
+
+        Locust shuts down twice when a SIGTERM comes as it ends on its own (its handler's shutdown and its main
+        one), the second raising SystemExit in a process already exiting (a traceback after the summary): a
+        second shutdown waits here for the first, which ends the process."""
+        if self._quitting:
+            gevent.event.Event().wait()
+        self._quitting = True
         record = self.test
-        runner = self.environment.runner
-        if record is not None and not record.ended and runner.state in ("spawning", "running"):
-            record.interrupted = True  # Ctrl-C or SIGTERM mid-test: end it here so its record is complete
-            log.warning("interrupted: stopping the test and writing its results")
-            runner.quit()
-        self._end_test()  # a test stopped some other way, whose end never came: end it now
+        environment = self.environment
+        if record is not None and record.ended:
+            if not record.written.is_set():
+                log.warning("interrupted as the test's results are written: they are finished first")
+                record.written.wait()
+            return
+        options = environment.parsed_options
+        if record is None:
+            if options is not None and options.headless and environment.process_exit_code is None:
+                log.warning("interrupted before the test started: nothing ran, no results were written")
+                environment.process_exit_code = EXIT_INTERRUPTED
+            return
+        record.interrupted = True
+        log.warning("interrupted: stopping the test and writing its results")
+        environment.runner.quit()  # on a master, while its test ends: waits for that end (quit_once)
+        self._end_test()
 
     def _on_quit(self, **_kwargs: Any) -> None:
         """The results are written and the workers told to quit: Prometheus' last scrape, then the process ends."""
@@ -458,7 +510,11 @@ class FolioRun:
         runner = self.environment.runner
         own = psutil.Process()
         own.cpu_percent(None)  # the first reading only starts the measurement
+        ticks = 0
         while not record.ended and self.test is record:
+            ticks += 1
+            if ticks % TRIM_EVERY == 0:
+                locust_memory.trim(runner.stats, time.time())
             if self.role == MASTER:
                 clients = list(runner.clients.values())
                 if clients:
@@ -473,10 +529,15 @@ class FolioRun:
                 record.peak_users = max(record.peak_users, test.peak_total)
                 record.users_per_worker = dict(test.peak_users)
                 by_class = runner.reported_user_classes_count
+                gone = self.coordinator.gone()
+                running = sum(n for worker, n in test.users.items() if worker not in gone)
             else:  # Locust samples its own CPU only every 5 s: too coarse for short runs
                 record.peak_cpu = max(record.peak_cpu, own.cpu_percent(None))
                 record.peak_users = max(record.peak_users, runner.user_count)
                 by_class = runner.user_classes_count
+                running = runner.user_count
+            self._count_users(record, running)
+            self._watch_target(record)
             for cls, group in self.groups.items():
                 users = by_class.get(cls.__name__, 0)
                 record.users_per_group[group.key] = max(record.users_per_group.get(group.key, 0), users)
@@ -488,6 +549,33 @@ class FolioRun:
             if self.live is not None:
                 self.live.update()
             gevent.sleep(WATCH_SECONDS)
+
+    def _count_users(self, record: TestRecord, running: int) -> None:
+        """After full load, the users running against those asked for, for the whole test (not its stop)."""
+        if self.environment.runner.state != "running" or self.stopping or record.full_load_at is None:
+            return
+        if (datetime.now(timezone.utc) - record.full_load_at).total_seconds() < USERS_SETTLE_SECONDS:
+            return
+        if running < record.users_target:
+            record.users_missing_s += WATCH_SECONDS
+            record.fewest_users = running if record.fewest_users is None else min(record.fewest_users, running)
+
+    def _watch_target(self, record: TestRecord) -> None:
+        """The built-in sandbox gone ends the run; a target silent for long is said once a silence."""
+        pid = self.settings.sandbox_pid
+        if pid and not record.sandbox_gone and not _alive(pid):
+            record.sandbox_gone = True
+            self.stop_run(f"target down: the built-in sandbox at {self.environment.host} (pid {pid}) exited during "
+                          "the test; ending the run", EXIT_TARGET_DOWN)
+            return
+        silent = self.target_watch.silent_s()
+        if silent >= TARGET_DOWN_SECONDS and not record.silence_said:
+            record.silence_said = True
+            log.error("target down: %s has not answered for %.0f s (connections refused or timed out); the users "
+                      "back off until it answers", self.environment.host, silent)
+        elif silent == 0 and record.silence_said:
+            record.silence_said = False
+            log.warning("the target %s answers again", self.environment.host)
 
     def _read_modules(self, record: TestRecord) -> None:
         """The target's platform, module versions and FOLIO release: from Okapi or Eureka (best effort)."""
@@ -545,9 +633,9 @@ class FolioRun:
             if record.ended or self.test is not record:
                 return
             try:
-                info = self._run_info(record, Flags(), EXIT_OK, {}, datetime.now(timezone.utc))
-                record.checkpoint = results.write_checkpoint(self.settings.results_dir, info, self.metrics.snapshot(),
-                                                             secrets=self._secrets())
+                info = self._run_info(record, Flags(), None, {}, datetime.now(timezone.utc))
+                results.write_checkpoint(self.settings.results_dir, info, self.metrics.snapshot(),
+                                         secrets=self._secrets(), spool=record.spool)
             except Exception as exc:  # a checkpoint is a safety net; the run goes on without it
                 log.warning("checkpoint not written: %s", exc)
 
@@ -579,7 +667,10 @@ class FolioRun:
                     log.warning(status.message() + (f" ({key})" if len(self.groups) > 1 else ""))
             if self.settings.trace and not snapshot.traced and snapshot.untraced and not record.untraced_said:
                 log.warning("--trace: %s %s", environment.host, okapi_trace.NO_HEADERS)
+            silent = self.target_watch.longest()
             flags = Flags(
+                target_down=record.sandbox_gone or silent >= TARGET_DOWN_SECONDS,
+                users_missing=record.users_missing() and not record.interrupted and not self.stopping,
                 cpu_saturated=bool(runner.cpu_warning_emitted or getattr(runner, "worker_cpu_warning_emitted", False)),
                 rate_missed=any(status.missed for status in rates.values()),
                 worker_lost=bool(record.lost_workers),
@@ -588,23 +679,31 @@ class FolioRun:
                 and not record.interrupted and not self.stopping,
             )
             code = exit_code(flags, snapshot, self.settings.fail_on_error_rate, environment.process_exit_code)
+            if flags.target_down and not record.sandbox_gone:
+                first = self.target_watch.first_silence()
+                into = f", from {first - record.start.timestamp():.0f} s into the test" if first else ""
+                log.error("target down: %s did not answer for %.0f s%s (connections refused or timed out): the "
+                          "figures describe a target that was not there", environment.host, silent, into)
+            if flags.users_missing:
+                log.error("users missing: after full load, only %s of the %s users asked for were running, for "
+                          "%.0f s of the test", record.fewest_users, record.users_target, record.users_missing_s)
             if flags.worker_lost:
                 log.error("a worker was lost during the test: its share of the load and of the data is missing")
             if flags.cpu_saturated:
-                log.error("a load generator process was above 90%% CPU: latencies may include its own queueing")
+                log.error("a load generator process was above 90 % CPU: latencies may include its own queueing")
             if flags.ramp_incomplete:
                 log.error(self._ramp_message(record, end))
             if self.settings.results_dir:
                 served = _difference(self._served(), record.served_before) if record.served_before is not None else {}
                 info = self._run_info(record, flags, code, rates, end,
                                       _by_api(served, [e.name for e in snapshot.apis()]))
-                try:
-                    html = self._locust_html()
-                    path = results.write(self.settings.results_dir, info, snapshot, report_html=html, db=db,
-                                         server=server, secrets=self._secrets())
-                finally:
-                    if record.checkpoint is not None:
-                        shutil.rmtree(record.checkpoint, ignore_errors=True)
+                html = self._locust_html()
+                path = results.write(self.settings.results_dir, info, snapshot, report_html=html, db=db,
+                                     server=server, secrets=self._secrets(),
+                                     timeseries=record.spool.written() if record.spool else None)
+                if record.spool is not None:  # written whole: the partial directory has served
+                    record.spool.close()
+                    shutil.rmtree(record.spool.directory, ignore_errors=True)
                 self.last_results = path
                 log.info("results: %s", path)
             if self.settings.live:
@@ -614,6 +713,7 @@ class FolioRun:
             log.error("the results of the test could not be written: %s: %s", type(exc).__name__, exc)
         finally:
             environment.process_exit_code = code
+            record.written.set()
         self.test_complete.fire(record=record, snapshot=snapshot, path=path, exit_code=code)
         options = environment.parsed_options
         if options is not None and options.headless:
@@ -656,11 +756,12 @@ class FolioRun:
             log.warning("Locust's HTML report was not made: %s", exc)
             return None
 
-    def _run_info(self, record: TestRecord, flags: Flags, code: int, rates: dict[str, RateStatus],
+    def _run_info(self, record: TestRecord, flags: Flags, code: int | None, rates: dict[str, RateStatus],
                   end: datetime, served: dict[str, int] | None = None) -> results.RunInfo:
         environment = self.environment
         settings = self.settings
-        chosen: dict[str, Any] = {"auth": settings.auth, "login": settings.login, "think_time": settings.think_time}
+        chosen: dict[str, Any] = {"auth": settings.auth, "login": settings.login, "think_time": settings.think_time,
+                                  "plan": settings.plan}
         for name, value in (("think_offset", settings.think_offset), ("pace", settings.pace),
                             ("no_preflight", settings.no_preflight), ("trace", settings.trace)):
             if value:
@@ -692,7 +793,16 @@ class FolioRun:
             rate=single.target_per_s if single else None, scenario=scenario,
             workers=len(record.seen_workers) if self.role == MASTER else 0,
             peak_cpu_percent=round(record.peak_cpu, 1), flags=flags, exit_code=code,
+            users_missing_s=record.users_missing_s, target_silent_s=round(self.target_watch.longest(), 1),
         )
+
+
+def _alive(pid: int) -> bool:
+    """Whether process `pid` still runs (a zombie, dead but not yet reaped by its parent, does not)."""
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
 
 
 def _by_api(served: dict[str, int], names: list[str]) -> dict[str, int]:

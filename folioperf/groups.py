@@ -57,3 +57,7 @@ class UserGroup:
 
     def target_per_s(self) -> float | None:
         return parse_rate(self.rate) if self.rate else None
+
+    def pace_per_minute(self) -> float | None:
+        """--pace (a JMeter throughput timer, "this thread only") in samples a minute per user."""
+        return parse_rate(self.pace) * 60 if self.pace else None

@@ -12,9 +12,14 @@
 5. the end: the master writes the results directory and prints the summary; the sandbox is stopped. A
    master that dies without doing so is reported, with the last checkpoint of its results, if any.
 
-Ctrl-C reaches the master alone (the children run in their own sessions, and end with `folioperf run` if it
-is killed): it stops the test, writes the results flagged `interrupted` and tells the workers to quit. A
-second Ctrl-C kills everything.
+Ctrl-C (or SIGTERM) ends a run at any stage with exit code 130 and a line saying what happened. Before Locust
+starts (the sandbox starting, seeding, a reset, the test data) the work under way is undone (seeding and a
+reset roll back) and nothing runs. Once the master runs, the signal goes to it alone (the children run in their
+own sessions, and end with `folioperf run` if it is killed), and the master says what it does: before its
+test starts nothing ran and nothing is written; during the test it stops it, writes the results flagged
+`interrupted` and tells the workers to quit; once the test has ended its results are finished first. A second
+Ctrl-C kills everything at once (still 130). This process prints nothing while the master runs: the
+master's live view has the terminal.
 """
 
 from __future__ import annotations
@@ -41,7 +46,8 @@ from folioperf.children import popen_options
 from folioperf.config import DEFAULT_ADMIN_USER, DEFAULT_TENANT, PASSWORD_ENV, WORKER_KEY_ENV
 from folioperf.console import console
 from folioperf.errors import FolioperfError
-from folioperf.options import CLI_OPTIONS, LOCUST_FLAGS, RUN_OPTIONS, format_duration, run_argv, split_address
+from folioperf.outcome import EXIT_INTERRUPTED
+from folioperf.options import CLI_OPTIONS, LOCUST_FLAGS, RUN_OPTIONS, Settings, format_duration, run_argv, split_address
 from folioperf.servers.sources import check as check_server_metrics
 from folioperf.wording import plural
 
@@ -132,6 +138,18 @@ def _workflow_options(workflow: Any, extra: list[str]) -> list[str]:
         option.value(value)  # raises FolioperfError with the option and the reason
         checked += [flag, value]
     return checked
+
+
+def _check_together(args: argparse.Namespace, units: list[Unit], extra: list[str], chosen_scenario: Any) -> None:
+    """The options that must agree with each other, checked now: the run's (e.g. --think-offset with --plan
+    as-written) and each workflow's own (e.g. --ptf-plan master with Orchid's pages)."""
+    Settings.from_options({opt.name: getattr(args, opt.name, None) for opt in RUN_OPTIONS})
+    if chosen_scenario is not None:
+        for unit, group in zip(units, chosen_scenario.groups):
+            unit.workflow.option_values({k.replace("-", "_"): v for k, v in group.options.items()})
+    else:
+        given = {flag.lstrip("-").replace("-", "_"): value for flag, value in zip(extra[::2], extra[1::2])}
+        units[0].workflow.option_values(given)
 
 
 def _unknown(flag: str, workflow: Any, workflow_flags: list[str]) -> str:
@@ -248,6 +266,7 @@ def plan(args: argparse.Namespace) -> Plan:
     for unit in units:
         name = args.dataset or unit.workflow.dataset
         unit.dataset = dataset_mod.load(name) if name else None
+    _check_together(args, units, extra, chosen_scenario)
     spawn_rate = _spawn_rate(args, users, default_rate)
     _check_ramp(args, users, spawn_rate)
     if args.pools:
@@ -372,7 +391,7 @@ def _child_env(password: str | None = None, key: str | None = None) -> dict[str,
 
 
 class Processes:
-    """The Locust processes of a run; Ctrl-C goes to the master only."""
+    """The Locust processes of a run, and what a signal does at each stage (see the module docstring)."""
 
     def __init__(self, key: str | None, worker_args: list[str]) -> None:
         self.key = key
@@ -380,6 +399,7 @@ class Processes:
         self.master: subprocess.Popen | None = None
         self.workers: list[subprocess.Popen] = []
         self.interrupts = 0
+        self.ended = False  # the master has ended: a signal no longer changes anything
 
     def start_master(self, cmd: list[str], password: str) -> None:
         self.master = subprocess.Popen(cmd, env=_child_env(password, self.key), stdin=subprocess.DEVNULL,
@@ -391,11 +411,15 @@ class Processes:
                                              **popen_options()))
 
     def interrupt(self, *_args: Any) -> None:
+        """SIGINT and SIGTERM, for the whole of `folioperf run`."""
         self.interrupts += 1
-        if self.interrupts == 1 and self.master is not None and self.master.poll() is None:
-            err.print("stopping: the results are being written (Ctrl-C again to kill the run)")
-            # SIGTERM, not SIGINT: Locust shuts down on it in every state (even while it waits for workers),
-            # and folioperf ends the test first, flagged interrupted
+        if self.master is None:
+            raise KeyboardInterrupt  # setting up: unwind (seeding and resets roll back), nothing ran
+        if self.ended:
+            return  # the results are written; stopping the sandbox takes a moment
+        if self.interrupts == 1 and self.master.poll() is None:
+            # SIGTERM, not SIGINT: Locust shuts down on it in every state, and folioperf ends the test first,
+            # flagged interrupted; the master says what it does, through its live view
             self.master.send_signal(signal.SIGTERM)
         else:
             self.kill()
@@ -419,6 +443,7 @@ class Processes:
             except subprocess.TimeoutExpired:
                 worker.kill()
                 worker.wait()
+        self.ended = True
         return 128 - code if code < 0 else code  # killed by signal N: the shell's 128 + N, not a wrapped negative
 
     def kill(self) -> None:
@@ -431,8 +456,8 @@ def _report_killed_master(code: int, results_dir: str, started: float) -> None:
     """The master died of a signal before it could write the results: say so, and where any checkpoint is."""
     name = signal.Signals(code - 128).name if 128 < code < 128 + 65 else f"code {code}"
     root = Path(results_dir)
-    partial = sorted((p for p in root.glob("*-partial") if p.stat().st_mtime >= started), key=lambda p: p.stat().st_mtime) \
-        if root.is_dir() else []
+    partial = sorted((p for p in root.glob("*-partial") if (p / "run.json").is_file() and p.stat().st_mtime >= started),
+                     key=lambda p: p.stat().st_mtime) if root.is_dir() else []
     if partial:
         err.print(f"[red]folioperf: the Locust master was killed ({name}) before it wrote the results; the last "
                   f"checkpoint of its measurements is {partial[-1]}[/]")
@@ -441,10 +466,43 @@ def _report_killed_master(code: int, results_dir: str, started: float) -> None:
                   "written no checkpoint yet (one is written every minute), so nothing of this test was kept[/]")
 
 
+def _report_interrupted(code: int, processes: Processes, results_dir: str, started: float) -> int:
+    """The master ended after a signal: what it left, in one line where it could not say it itself."""
+    if processes.interrupts >= 2 or code == 128 + signal.SIGKILL:
+        written = _written_since(results_dir, started)
+        err.print("[red]folioperf: stopped at once (Ctrl-C twice): "
+                  + (f"the results were written before, to {written[-1]}[/]" if written else "no results were written[/]"))
+    elif code == 128 + signal.SIGTERM:  # killed by the signal before Locust could handle it: no test yet
+        err.print("[red]folioperf: interrupted before the test started: nothing ran, no results were written[/]")
+    else:
+        return code  # the master said what happened (130, or the code of a test that had ended)
+    return EXIT_INTERRUPTED
+
+
+def _written_since(results_dir: str, started: float) -> list[Path]:
+    root = Path(results_dir)
+    return sorted((p for p in root.iterdir() if not p.name.startswith(".") and not p.name.endswith("-partial")
+                   and (p / "run.json").is_file() and p.stat().st_mtime >= started),
+                  key=lambda p: p.stat().st_mtime) if root.is_dir() else []
+
+
 def run(args: argparse.Namespace) -> int:
     chosen = plan(args)
     started = time.time()
     key = os.environ.get(WORKER_KEY_ENV) or secrets.token_urlsafe(32)
+    processes = Processes(key, chosen.scenario_args(args))
+    previous = {sig: signal.signal(sig, processes.interrupt) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        return _run(args, chosen, processes, started)
+    except KeyboardInterrupt:  # before Locust started; seeding and resets say so themselves (FolioperfError 130)
+        raise FolioperfError("interrupted while setting up the run: nothing ran, no results were written",
+                             EXIT_INTERRUPTED) from None
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _run(args: argparse.Namespace, chosen: Plan, processes: Processes, started: float) -> int:
     with ExitStack() as stack, tempfile.TemporaryDirectory(prefix="folioperf-run-") as directory:
         if args.okapi_url:
             target = _folio(args)
@@ -456,7 +514,6 @@ def run(args: argparse.Namespace) -> int:
                 _prepare_data(target.dsn, target.tenant, ds, args.scale, replace_mismatch=True)
         pools = args.pools or _pools_file(target, chosen.units, directory)
         cmd = _locust_args(args, chosen, target, pools)
-        processes = Processes(key, chosen.scenario_args(args))
         stack.callback(processes.kill)
         workers = (os.cpu_count() or 1) if args.workers == -1 else args.workers
         if workers or args.master:
@@ -464,8 +521,6 @@ def run(args: argparse.Namespace) -> int:
             bind = "127.0.0.1" if workers else args.master_bind_host
             cmd += ["--master", "--expect-workers", str(workers or args.expect_workers),
                     "--master-bind-host", bind, "--master-bind-port", str(port)]
-        previous = {sig: signal.signal(sig, processes.interrupt) for sig in (signal.SIGINT, signal.SIGTERM)}
-        stack.callback(lambda: [signal.signal(sig, handler) for sig, handler in previous.items()])
         processes.start_master(cmd, target.password)
         if workers:
             for _ in range(workers):
@@ -477,7 +532,9 @@ def run(args: argparse.Namespace) -> int:
         if args.web:
             err.print(f"web UI at http://127.0.0.1:{args.web_port} — Ctrl-C here ends folioperf")
         code = processes.wait()
-        if code > 128 and processes.interrupts == 0:
+        if processes.interrupts:
+            return _report_interrupted(code, processes, args.results_dir, started)
+        if code > 128:
             _report_killed_master(code, args.results_dir, started)
         return code
 

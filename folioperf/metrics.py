@@ -5,13 +5,18 @@ and an HdrHistogram-layout histogram (folioperf.histogram). Percentiles are near
 from it, within 0.1 % (and 1 µs) of the exact sample percentiles, also after merging workers.
 
 Samples are tallied per wall-clock aligned 10-second window (by completion time), so windows of several
-workers line up; an entry's totals are the sum of its windows. A worker ships what it recorded since its
+workers line up; an entry's totals are the sum of its windows. A window settles a minute after it closed
+(workers' reports have come in by then): its figures go into the totals, and its row (count, failures,
+average, 50th and 95th) to a `WindowSink` — the results directory, as it settles — and leaves memory, so a
+day-long run holds what the live view and the totals need, whatever its length. A report that comes later
+still for a settled window adds to the totals, and its own row (count, failures, average) goes to the sink. A worker ships what it recorded since its
 last report (`take_report`), numbered; the master merges reports (`merge_report`) and counts any that never
 arrived. Who sends a report when, and when the master has them all, is folioperf.distributed's business.
 
 Request types: API calls are recorded under their HTTP method; business transactions under "Transaction";
 the open model's latencies from the scheduled start under "Scheduled"; a task's uncaught exception outside
-any transaction under "Error".
+any transaction under "Error". A transaction recorded inside another (flagged `nested` in its context) is
+named in `Snapshot.nested`: counting transactions, it is not counted again.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from folioperf.errors import FolioperfError
 from folioperf.histogram import (
@@ -45,14 +50,15 @@ logger = logging.getLogger(__name__)
 TRANSACTION = "Transaction"  # request type of business transactions
 SCHEDULED = "Scheduled"  # request type of open-model latencies measured from the scheduled start
 ERROR = "Error"  # request type of a task's exception raised outside any transaction
+SCRIPT = "Script"  # request type of a PTF plan's JSR223 sampler: no request, a sample JMeter counts and paces
+NESTED = "nested"  # request context flag: a transaction that ran inside another (renew's "Renew loans")
 WINDOW_S = 10
 PERCENTILES = (0.50, 0.75, 0.90, 0.95, 0.99)
 ERROR_MESSAGE_LIMIT = 300
 
 _NO_MIN = 1 << 62  # min_us of a tally without timed samples
 TAKE_BATCH = 32  # --trace: calls queued before they are tallied: a few, kept hot (folioperf.trace_reader)
-# Windows older than this (on the master's clock) are reduced to their figures; a worker report that
-# arrives later still adds to the window's count, failures and average and to the totals.
+# Windows older than this (on the master's clock) settle: their rows go to the sink (see the module docstring)
 _SETTLE_AFTER_WINDOWS = 6
 _JWT = re.compile(r"eyJ[\w-]{4,}\.[\w-]{4,}\.[\w-]*")
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
@@ -161,7 +167,7 @@ def _ms(us: float | None) -> float | None:
     return None if us is None else round(us / 1000, 3)
 
 
-_TYPE_ORDER = {TRANSACTION: 0, SCHEDULED: 1, ERROR: 3}  # API calls: 2
+_TYPE_ORDER = {TRANSACTION: 0, SCHEDULED: 1, ERROR: 3, SCRIPT: 4}  # API calls: 2
 
 
 def entry_order(entry: Entry | Window | ModuleTime) -> tuple[int, str, str]:
@@ -304,6 +310,10 @@ class EntryLookup:
         """Tasks' exceptions raised outside any transaction, per task."""
         return [e for e in self.entries if e.type == ERROR]
 
+    def scripts(self) -> list[Entry]:
+        """The PTF plans' script steps (JSR223 samplers), which JMeter counts as samples."""
+        return [e for e in self.entries if e.type == SCRIPT]
+
     def modules_of(self, type: str, name: str) -> list[ModuleTime]:
         """Where the entry's time went (`--trace`), the largest share first; empty without trace headers."""
         return sorted((m for m in self.modules if m.type == type and m.name == name), key=lambda m: -m.total)
@@ -321,6 +331,11 @@ class Snapshot(EntryLookup):
     traced: int = 0  # API responses that carried X-Okapi-Trace lines (--trace)
     untraced: int = 0  # ... and that carried none
     scheduled_from: Mapping[str, float] = field(default_factory=dict)  # Scheduled name -> its first slot, s after the start
+    nested: frozenset[str] = frozenset()  # transactions that ran inside others
+
+    def transaction_count(self) -> int:
+        """Transactions completed, each once: one inside another is part of it, not one more."""
+        return sum(e.count for e in self.transactions() if e.name not in self.nested)
 
     def schedule_s(self, prefix: str = "") -> float:
         return schedule_s(self.duration_s, self.scheduled_from, prefix)
@@ -338,31 +353,69 @@ def schedule_s(duration_s: float, scheduled_from: Mapping[str, float], prefix: s
 # The recorder
 
 
-class _Settled:
-    """A window reduced to its figures (see _SETTLE_AFTER_WINDOWS)."""
+class WindowSink(Protocol):
+    """Where settled windows go (folioperf.results.TimeseriesSpool: the results directory)."""
 
-    __slots__ = ("count", "failures", "sum_us", "timed", "p50_us", "p95_us")
+    def add(self, rows: Sequence[Window]) -> None: ...
 
-    def __init__(self, tally: Tally) -> None:
-        self.count, self.failures, self.sum_us = tally.count, tally.failures, tally.sum_us
-        self.timed = sum(tally.buckets.values())
-        self.p50_us, self.p95_us = percentiles_us(tally.buckets, (0.50, 0.95), tally.min_us, tally.max_us)
+    def clear(self) -> None: ...
 
-    def add_late(self, tally: Tally) -> None:
-        self.count += tally.count
-        self.failures += tally.failures
-        self.sum_us += tally.sum_us
-        self.timed += sum(tally.buckets.values())
+    def kept(self) -> Sequence[Window]:
+        """The rows it holds in memory (none, for one that writes them away)."""
+        ...
+
+
+class KeptWindows:
+    """A sink that keeps the rows in memory, a late row merged into its window's (tests, short tools)."""
+
+    def __init__(self) -> None:
+        self._rows: dict[tuple[datetime, str, str], Window] = {}
+
+    def add(self, rows: Sequence[Window]) -> None:
+        for row in rows:
+            key = (row.start, row.type, row.name)
+            self._rows[key] = merge_windows(self._rows[key], row) if key in self._rows else row
+
+    def clear(self) -> None:
+        self._rows = {}
+
+    def kept(self) -> Sequence[Window]:
+        return tuple(self._rows.values())
+
+
+def merge_windows(first: Window, late: Window) -> Window:
+    """One window's row and a later one of the same window (a report that came after it settled): counts and
+    failures add up, the average is weighted by count, the percentiles stay the first row's."""
+    timed = [(w.avg, w.count) for w in (first, late) if w.avg is not None and w.count]
+    count = sum(n for _, n in timed)
+    avg = round(sum(a * n for a, n in timed) / count, 3) if count else first.avg
+    return Window(first.start, first.type, first.name, first.count + late.count, first.failures + late.failures,
+                  avg, first.p50, first.p95)
+
+
+def _row(index: int, key: Key, tally: Tally, percentiles: bool = True) -> Window:
+    start = datetime.fromtimestamp(index * WINDOW_S, timezone.utc)
+    timed = sum(tally.buckets.values())
+    p50, p95 = percentiles_us(tally.buckets, (0.50, 0.95), tally.min_us, tally.max_us) if percentiles else (None, None)
+    return Window(start, key[0], key[1], tally.count, tally.failures, _ms(tally.sum_us / timed) if timed else None,
+                  _ms(p50), _ms(p95))
 
 
 Key = tuple[str, str]
 
 
+class _KeyOrder(NamedTuple):  # a Key as entry_order takes it
+    type: str
+    name: str
+
+
 class Metrics:
     """One process's recorder. `record` is the `request` listener; everything else is bookkeeping."""
 
-    def __init__(self, *, settle: bool = True, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, *, settle: bool = True, clock: Callable[[], float] = time.time,
+                 sink: WindowSink | None = None) -> None:
         self._settle = settle  # workers ship their windows instead of settling them
+        self._sink: WindowSink = sink if sink is not None else KeptWindows()
         self._clock = clock
         self._seq = 0
         self._received: dict[str, int] = {}  # master: the last report number of each worker
@@ -371,6 +424,7 @@ class Metrics:
         self._reader: TraceReader | None = None  # --trace
         self._row_numbers: defaultdict[str, dict[str, int]] = defaultdict(dict)  # --trace: type -> name -> the
         self._row_keys: list[Key] = []  # ... row's number in the reader's tallies, and back
+        self._nested: set[str] = set()  # transactions recorded inside others (the names, for good: no reset)
         self.reset()
 
     def reset(self) -> None:
@@ -378,7 +432,8 @@ class Metrics:
         self._windows: dict[int, dict[Key, Tally]] = {}
         self._open_index = -1
         self._open: dict[Key, Tally] = {}
-        self._settled: dict[int, dict[Key, _Settled]] = {}
+        self._settled_below = -1  # windows before this one have settled
+        self._sink.clear()
         self._totals: dict[Key, Tally] = {}
         self._failures: dict[tuple[str, str, str], int] = {}
         self._modules: dict[Key, dict[str, ModuleTally]] = {}  # (type, name) -> module -> its time
@@ -397,11 +452,20 @@ class Metrics:
         self.stopped: float | None = None
 
     def start_test(self) -> None:
-        """A new test: nothing measured yet, and the report numbering starts afresh (a worker: at its setup)."""
+        """A new test: nothing measured yet, and the report numbering starts afresh (a worker: at its setup);
+        its settled windows are kept in memory until `windows_to` says where they go."""
+        self._sink = KeptWindows()
         self.reset()
         self._seq = 0
         self._received = {}
         self.lost_reports = {}
+
+    def windows_to(self, sink: WindowSink) -> None:
+        """Where settled windows go from now on: the test's results directory, once it is known."""
+        kept = self._sink.kept()
+        if kept:
+            sink.add(kept)
+        self._sink = sink
 
     def expect_traces(self) -> TraceReader:
         """--trace: the reader, made before users run (a process that traces nothing never loads it)."""
@@ -419,6 +483,8 @@ class Metrics:
                exception: BaseException | str | None = None, context: Mapping[str, Any] | None = None,
                start_time: float | None = None, **_kwargs: Any) -> None:
         """Locust's `request` event. Cheap on purpose: it runs inline in every virtual user."""
+        if context and context.get(NESTED):
+            self._nested.add(name)
         if request_type == SCHEDULED and start_time is not None:  # start_time: the iteration's slot
             self._first_slot(name, start_time)
         index = int(self._clock()) // WINDOW_S
@@ -519,21 +585,21 @@ class Metrics:
             self._settle_before(index - _SETTLE_AFTER_WINDOWS)
 
     def _settle_before(self, index: int) -> None:
-        for old in [i for i in self._windows if i < index]:
-            settled = self._settled.setdefault(old, {})
-            for key, tally in self._windows.pop(old).items():
+        if index <= self._settled_below:
+            return
+        self._settled_below = index
+        rows: list[Window] = []
+        for old in sorted(i for i in self._windows if i < index):
+            for key, tally in sorted(self._windows.pop(old).items(), key=lambda kv: entry_order(_KeyOrder(*kv[0]))):
                 self._totals.setdefault(key, Tally()).add(tally)
-                settled[key] = _Settled(tally)
+                rows.append(_row(old, key, tally))
+        if rows:
+            self._sink.add(rows)
 
     def _add_window(self, index: int, key: Key, tally: Tally) -> None:
-        settled = self._settled.get(index)
-        if settled is not None:  # a late report for a window already reduced to its figures
+        if index < self._settled_below:  # a late report for a window that settled: its own row
             self._totals.setdefault(key, Tally()).add(tally)
-            figures = settled.get(key)
-            if figures is None:
-                settled[key] = _Settled(tally)
-            else:
-                figures.add_late(tally)
+            self._sink.add([_row(index, key, tally, percentiles=False)])
             return
         window = self._windows.setdefault(index, {})
         current = window.get(key)
@@ -558,6 +624,7 @@ class Metrics:
             "traced": self.traced,
             "untraced": self.untraced,
             "first_slots": list(self._first_slots.items()),  # kept, not cleared: the master keeps the earliest
+            "nested": sorted(self._nested),
         }
         self._windows = {}
         self._open_index = -1
@@ -596,6 +663,7 @@ class Metrics:
         self.untraced += report.get("untraced", 0)
         for name, slot in report.get("first_slots", ()):
             self._first_slot(name, slot)
+        self._nested.update(report.get("nested", ()))
         if self._settle:
             self._settle_before(int(self._clock()) // WINDOW_S - _SETTLE_AFTER_WINDOWS)
 
@@ -623,24 +691,15 @@ class Metrics:
         return totals
 
     def snapshot(self, windows: bool = True) -> Snapshot:
-        """What was measured so far; `windows=False` skips the time windows (cheaper, for a live view)."""
+        """What was measured so far; `windows=False` skips the time windows (cheaper, for a live view). Its
+        windows are those not settled yet and those its sink keeps in memory (a TimeseriesSpool keeps none)."""
         self._tally_traces()
         duration = self.duration_s()
         scheduled_from = self.scheduled_from()
         totals = self.totals()
-        rows: list[Window] = []
-        for index, window in self._settled.items() if windows else ():
-            start = datetime.fromtimestamp(index * WINDOW_S, timezone.utc)
-            for (request_type, name), s in window.items():
-                rows.append(Window(start, request_type, name, s.count, s.failures,
-                                   _ms(s.sum_us / s.timed) if s.timed else None, _ms(s.p50_us), _ms(s.p95_us)))
+        rows: list[Window] = list(self._sink.kept()) if windows else []
         for index, window in self._windows.items() if windows else ():
-            start = datetime.fromtimestamp(index * WINDOW_S, timezone.utc)
-            for key, tally in window.items():
-                p50, p95 = percentiles_us(tally.buckets, (0.50, 0.95), tally.min_us, tally.max_us)
-                timed = sum(tally.buckets.values())
-                rows.append(Window(start, key[0], key[1], tally.count, tally.failures,
-                                   _ms(tally.sum_us / timed) if timed else None, _ms(p50), _ms(p95)))
+            rows.extend(_row(index, key, tally) for key, tally in window.items())
         entries = sorted((Entry.from_tally(t, n, tally, duration - scheduled_from.get(n, 0.0) if t == SCHEDULED else duration)
                           for (t, n), tally in totals.items()), key=entry_order)
         rows.sort(key=lambda w: (w.start, entry_order(w)))
@@ -651,4 +710,4 @@ class Metrics:
                          key=lambda m: (entry_order(m), -m.total))
         return Snapshot(duration_s=round(duration, 3), entries=tuple(entries), windows=tuple(rows),
                         failures=tuple(failures), modules=tuple(modules), traced=self.traced,
-                        untraced=self.untraced, scheduled_from=scheduled_from)
+                        untraced=self.untraced, scheduled_from=scheduled_from, nested=frozenset(self._nested))

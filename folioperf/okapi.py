@@ -47,7 +47,8 @@ from folioperf.auth import (
     response_json,
 )
 from folioperf.errors import CallFailed, FolioperfError, Unfinished
-from folioperf.metrics import TRANSACTION
+from folioperf.metrics import NESTED, TRANSACTION
+from folioperf.timers import Timers
 
 __all__ = ["AUTH_MODES", "AUTO", "DEFAULT_REFRESH_MARGIN", "EXPECTED", "EXPIRY", "LEGACY", "CallFailed",
            "Credentials", "Login", "LoginFailed", "Logins", "Okapi", "Transaction"]
@@ -64,8 +65,17 @@ BROWSER_HEADERS = {
 PREFLIGHT_HEADERS = "content-type,x-okapi-tenant,x-okapi-token"
 
 
-class TransactionFailed(Exception):
-    """Reported to Locust as the failure of a business transaction."""
+class Failure(Exception):
+    """A failure as Locust records it: the outcome alone, as its row (method and name) already says what
+    failed, and shown as written: Locust shows an exception by its repr(), `CallFailed('...')` in its
+    Failures tab and CSV."""
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+class TransactionFailed(Failure):
+    """Reported to Locust as the failure of a business transaction: the call that failed, and how."""
 
 
 class Transaction:
@@ -158,9 +168,8 @@ class Okapi:
     def __init__(self, session: Any, credentials: Credentials, *, url: str | None = None, auth: str = EXPIRY,
                  shared_login: bool = False, refresh_margin: float = DEFAULT_REFRESH_MARGIN,
                  logins: Logins | None = None, browser: bool = False, preflights: bool = True,
-                 pace_per_s: float | None = None, label: Callable[[str], str] = str,
-                 trace: TraceSink | None = None,
-                 sleep: Callable[[float], None] = time.sleep) -> None:
+                 timers: Timers | None = None, label: Callable[[str], str] = str,
+                 headers: Mapping[str, str] | None = None, trace: TraceSink | None = None) -> None:
         base = url or getattr(session, "base_url", None)
         if not base:
             raise FolioperfError("no FOLIO URL: pass url= (in Locust, give --host)")
@@ -171,18 +180,21 @@ class Okapi:
         self.login: Login = (logins or Logins()).login(self.url, credentials, auth, refresh_margin, shared_login)
         self.browser = browser  # calls carry a browser's Origin and User-Agent, and preflight() sends OPTIONS
         self.preflights = preflights  # False: --no-preflight
-        self._pace = 1 / pace_per_s if pace_per_s else 0.0  # seconds between this user's requests, at least
+        self._timers = timers  # a virtual user's: fired before each of its calls (folioperf.pausing.Timers)
         self._label = label  # a scenario group's records go by `<group> · <name>`
         self._trace = trace  # --trace: takes the calls (okapi_trace.Traced)
         self._raw_headers = raw_headers() if trace is not None else None  # ... whose fields are kept as stored
         self._traced: list[Traced] = []  # --trace: the calls made in the open transactions
         self._traced_transactions: list[tuple[str, int, int]] = []  # ... and the transactions that ended in them
-        self._sleep = sleep  # --pace's waits: a virtual user's pause (folioperf.pausing), which a stop cuts short
-        self._next_slot = 0.0
         self._open: list[Transaction] = []
         self._names: dict[tuple[str, str], str] = {}  # (method, path template) -> the record's name
-        self._base_headers = {"X-Okapi-Tenant": credentials.tenant, "Accept": "application/json, text/plain",
-                              **(BROWSER_HEADERS if browser else {})}
+        # a workflow's own headers (a PTF plan's header managers) or folioperf's: JSON, and a browser's where it is one
+        plain = headers if headers is not None else {"Accept": "application/json, text/plain",
+                                                     **(BROWSER_HEADERS if browser else {})}
+        self._base_headers = {"X-Okapi-Tenant": credentials.tenant, **plain}
+        self._preflight_headers = {**{k: v for k, v in plain.items() if k.lower() != "content-type"},
+                                   **({} if headers is not None else BROWSER_HEADERS), "Accept": "*/*",
+                                   "Access-Control-Request-Headers": PREFLIGHT_HEADERS}
         _switch_off_cookies(session)
 
     def __repr__(self) -> str:
@@ -246,8 +258,7 @@ class Okapi:
         target = _expand(path, path_params) if path_params or "{" in path else path
         if params:
             target += "?" + urlencode(params, doseq=True, quote_via=quote)
-        headers = {**BROWSER_HEADERS, "Access-Control-Request-Method": method,
-                   "Access-Control-Request-Headers": PREFLIGHT_HEADERS, "Accept": "*/*"}
+        headers = {**self._preflight_headers, "Access-Control-Request-Method": method}
         call = Call("OPTIONS", target, self._label(name or f"OPTIONS {path.split('?', 1)[0]}"), headers, None, (200, 204))
         outcome = self._send(call)
         self._account(call, outcome)
@@ -283,7 +294,9 @@ class Okapi:
             self._session.request_event.fire(
                 request_type=TRANSACTION, name=t.name, response_time=t.response_time,
                 response_length=t.response_length, exception=TransactionFailed(t.error) if t.error else None,
-                context=self._context(), response=None, start_time=t.start_time, url=None,
+                # a transaction inside another: its time is already part of the outer one's (folioperf.metrics)
+                context={**self._context(), NESTED: True} if self._open else self._context(), response=None,
+                start_time=t.start_time, url=None,
             )
 
     def _trace_nested(self, t: Transaction, unfinished: bool) -> None:
@@ -329,18 +342,9 @@ class Okapi:
             headers.update(extra)
         return headers
 
-    def _wait_for_slot(self) -> None:
-        """--pace: JMeter's throughput timer for "this thread only": a request waits until its time (the
-        last one's + 1/rate), on top of any think time; a user that fell behind does not wait."""
-        now = time.monotonic()
-        if self._next_slot > now:
-            self._sleep(self._next_slot - now)
-            now = self._next_slot
-        self._next_slot = now + self._pace
-
     def _send(self, call: Call) -> Outcome:
-        if self._pace and not call.auth:
-            self._wait_for_slot()
+        if self._timers is not None and not call.auth:
+            self._timers.before_sample()
         if self._locust:
             response = self._session.request(call.method, self.url + call.target, name=call.name, catch_response=True,
                                              data=call.body, headers=call.headers)
@@ -351,7 +355,7 @@ class Okapi:
                 if outcome.ok:
                     response.success()
                 else:
-                    response.failure(CallFailed(call.name, outcome.message, outcome.status))
+                    response.failure(Failure(outcome.message))
             meta = response.request_meta
             outcome.response_time = float(meta.get("response_time") or 0.0)
             outcome.length = int(meta.get("response_length") or 0)

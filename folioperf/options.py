@@ -22,6 +22,7 @@ from typing import Any
 from folioperf.auth import AUTH_MODES, DEFAULT_REFRESH_MARGIN, EXPIRY
 from folioperf.config import DEFAULT_ADMIN_USER, DEFAULT_TENANT, PASSWORD_ENV
 from folioperf.errors import FolioperfError
+from folioperf.jmeter import AS_RUN, AS_WRITTEN, PLAN_MODES
 from folioperf.releases import DEFAULT as DEFAULT_RELEASE
 from folioperf.releases import RELEASES
 from folioperf.servers.sources import source_option
@@ -236,11 +237,17 @@ RUN_OPTIONS: tuple[Opt, ...] = (
                              "its lifetime)", type=_refresh_margin, default=DEFAULT_REFRESH_MARGIN, metavar="SECONDS"),
     _run("--think-time", "scale of the workflow's think times and pacing: 1 = PTF's (default), 0 = none (maximum "
                          "pressure)", type=not_negative, default=1.0, metavar="FACTOR"),
-    _run("--think-offset", "add this many milliseconds to each pause the PTF's plans add THINK_OFFSET to "
-                           "(default 0)", type=not_negative, default=0.0, metavar="MS"),
-    _run("--pace", "pace each virtual user as JMeter's throughput timer does for \"this thread only\": at most "
-                   "this many requests (calls and preflights) a minute, on top of the think times, e.g. 65/m as the "
-                   "PTF's master plan paces check-in/check-out", type=rate, metavar="N/m"),
+    _run("--plan", "how to read the PTF plans' timers: as-run (default), as JMeter read them when the PTF measured "
+                   "(a delay written '1000 + ${thinktime_offset}' does not parse: 0 ms, plus the random range); "
+                   "as-written, as their authors meant (1000 ms plus --think-offset)", choices=PLAN_MODES,
+         default=AS_RUN),
+    _run("--think-offset", "with --plan as-written: add this many milliseconds to each pause the PTF's plans add "
+                           "THINK_OFFSET to (JMeter never did: as run, those delays are 0)", type=not_negative,
+         default=0.0, metavar="MS"),
+    _run("--pace", "pace each virtual user as JMeter's throughput timer does for \"this thread only\": each sample "
+                   "(a call, a preflight, a plan's script step) is due 60/N s after the previous one was due, and "
+                   "the pauses before it come on top, e.g. 65/m as the PTF's master plan paces check-in/check-out",
+         type=rate, metavar="N/m"),
     _run("--no-preflight", "send no CORS preflights (OPTIONS) before the calls of browser pages (check-in/check-out)",
          switch=True),
     _run("--trace", "record where each API call's and transaction's time goes, per FOLIO module, from Okapi's "
@@ -389,6 +396,7 @@ class Settings:
     login: str = "per-user"
     refresh_margin: float = DEFAULT_REFRESH_MARGIN
     think_time: float = 1.0
+    plan: str = AS_RUN
     think_offset: float = 0.0
     pace: str | None = None
     no_preflight: bool = False
@@ -423,4 +431,9 @@ class Settings:
                     raise FolioperfError(f"{opt.long_flag}: {exc}") from None
             if value is not None and value != "":
                 values[name] = value
-        return cls(**values)
+        settings = cls(**values)
+        if settings.think_offset and settings.plan == AS_RUN:
+            raise FolioperfError(f"--think-offset {settings.think_offset:g} does nothing with --plan {AS_RUN}: JMeter never "
+                                 "added THINK_OFFSET (the plans' '1000 + ${thinktime_offset}' does not parse, so it "
+                                 f"waits 0 ms); give --plan {AS_WRITTEN} for the pauses their authors meant")
+        return settings

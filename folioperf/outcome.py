@@ -2,8 +2,9 @@
 with folioperf loaded end with the same codes; the README lists them).
 
 The exit code is the most serious thing that happened: interrupted, then a stop folioperf asked for (test
-data exhausted, login refused), a lost worker, a saturated generator, a missed rate, a ramp-up that never
-reached full load, and last the unexpected failures: failed API calls, failed transactions and tasks'
+data exhausted, login refused, the built-in sandbox gone), a target that stopped answering, a lost worker, a
+saturated generator, a missed rate, fewer users than asked (a ramp-up that never reached full load, or users
+missing after it), and last the unexpected failures: failed API calls, failed transactions and tasks'
 exceptions, each kind judged against --fail-on-error-rate on its own (a workflow whose calls all succeed
 but whose every transaction fails is no clean run).
 """
@@ -20,8 +21,9 @@ EXIT_STOPPED = 3  # folioperf stopped the run early: test data exhausted, login 
 EXIT_RATE_MISSED = 4
 EXIT_WORKER_LOST = 5
 EXIT_CPU_SATURATED = 6
-EXIT_RAMP_INCOMPLETE = 7
+EXIT_RAMP_INCOMPLETE = 7  # fewer users ran than asked: ramp_incomplete or users_missing
 EXIT_NOT_RECORDED = 8  # the test ran but its results directory could not be written whole
+EXIT_TARGET_DOWN = 9  # the target stopped answering (or the built-in sandbox exited) during the test
 EXIT_INTERRUPTED = 130
 
 
@@ -34,6 +36,8 @@ class Flags:
     worker_lost: bool = False
     interrupted: bool = False
     ramp_incomplete: bool = False
+    target_down: bool = False
+    users_missing: bool = False  # after full load, fewer users ran than asked for a while
 
     def raised(self) -> list[str]:
         return [f.name for f in fields(self) if getattr(self, f.name)]
@@ -65,8 +69,9 @@ def exit_code(flags: Flags, snapshot: Any, threshold: float, stopped_with: int |
         return EXIT_INTERRUPTED
     if stopped_with not in (None, EXIT_OK):
         return stopped_with
-    for flag, code in (("worker_lost", EXIT_WORKER_LOST), ("cpu_saturated", EXIT_CPU_SATURATED),
-                       ("rate_missed", EXIT_RATE_MISSED), ("ramp_incomplete", EXIT_RAMP_INCOMPLETE)):
+    for flag, code in (("target_down", EXIT_TARGET_DOWN), ("worker_lost", EXIT_WORKER_LOST),
+                       ("cpu_saturated", EXIT_CPU_SATURATED), ("rate_missed", EXIT_RATE_MISSED),
+                       ("ramp_incomplete", EXIT_RAMP_INCOMPLETE), ("users_missing", EXIT_RAMP_INCOMPLETE)):
         if getattr(flags, flag):
             return code
     if any(exceeds(rate, threshold) for rate in failure_rates(snapshot).values()):

@@ -3,27 +3,32 @@ pauses a librarian takes, as the PTF's JMeter plans write them down (one tuple o
 
     CHECK_OUT = (
         options("/users", query='(barcode=="{user_barcode}")'),       # the CORS preflight of the next GET
-        pause(1, 4, offset=False),                                    # before the call, as JMeter's timers
+        uniform("1000", "3000"),                                      # the plan's timer, before its call
         get("/users", query='(barcode=="{user_barcode}")', then="patron"),
-        together(get("/accounts", ...), pause(5, 7), get("/circulation/loans", ...)),  # at once, as Morning Glory
+        together(get("/accounts", ...), uniform("5000 + ${thinktime_offset}", "2000"), get(...)),  # at once
     )
     run(tasks, CHECK_OUT, context, hooks={"patron": take_patron})
 
 A path or parameter value is a template filled from the page's `context` (`{user_id}`); a path's placeholders
 name the API as `{id}` (`GET /automated-patron-blocks/{id}`). `then` names a hook the workflow runs with the
-response (it reads what later steps need into the context). A pause takes `low`..`high` seconds (times
---think-time, plus --think-offset where the plan adds its THINK_OFFSET). `together` runs its calls at once,
-each after the pauses written just before it, and waits for all of them.
+response (it reads what later steps need into the context). A timer is the plan's, its delay and range as the
+plan writes them: the run reads them as JMeter did (`--plan as-run`: `1000 + ${thinktime_offset}` is 0 ms) or as
+written (`--plan as-written`: 1000 ms plus --think-offset), times --think-time (folioperf.jmeter). `together`
+runs its calls at once, each after the timers written just before it, and waits for all of them.
 """
 
 from __future__ import annotations
 
+import random
 import re
+import textwrap
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Union
 
 import gevent
+
+from folioperf.jmeter import PLAN_MODES, Delay, Timer
 
 _PLACEHOLDER = re.compile(r"\{[a-z_]+\}")
 
@@ -44,18 +49,11 @@ class Call:
 
 
 @dataclass(frozen=True)
-class Pause:
-    low: float
-    high: float
-    offset: bool = True  # the plan adds THINK_OFFSET to it
-
-
-@dataclass(frozen=True)
 class Together:
-    steps: tuple[Union[Call, Pause], ...]
+    steps: tuple[Union[Call, Timer], ...]
 
 
-Step = Union[Call, Pause, Together]
+Step = Union[Call, Timer, Together]
 
 
 def _params(params: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
@@ -74,11 +72,24 @@ def options(path: str, *, for_method: str = "GET", **params: Any) -> Call:
     return Call("OPTIONS", path, _params(params), preflight=True, for_method=for_method)
 
 
-def pause(low: float, high: float, *, offset: bool = True) -> Pause:
-    return Pause(low, high, offset)
+def uniform(delay: str, range: str) -> Timer:
+    """A UniformRandomTimer: `delay` (ConstantTimer.delay) and `range` (RandomTimer.range) as the plan writes them."""
+    return _readable(Timer("uniform", delay, range))
 
 
-def together(*steps: Union[Call, Pause]) -> Together:
+def constant(delay: str) -> Timer:
+    """A ConstantTimer, its delay as the plan writes it."""
+    return _readable(Timer("constant", delay))
+
+
+def _readable(timer: Timer) -> Timer:
+    """A page's timer both readings understand (its only variable the plans' THINK_OFFSET), or a ValueError now."""
+    for mode in PLAN_MODES:
+        timer.wait(mode, {"thinktime_offset": "0"})
+    return timer
+
+
+def together(*steps: Union[Call, Timer]) -> Together:
     return Together(steps)
 
 
@@ -102,8 +113,8 @@ def run(tasks: Any, steps: tuple[Step, ...], context: dict[str, Any], hooks: Map
                 gevent.joinall(greenlets, raise_error=True)
             finally:  # a branch failed, or the user was ended: no branch carries on without it
                 gevent.killall(greenlets)
-        elif isinstance(step, Pause):
-            tasks.think(step.low, step.high, offset=step.offset)
+        elif isinstance(step, Timer):
+            tasks.timer(step)
         else:
             _call(tasks, step, context, hooks, bodies or {})
 
@@ -122,17 +133,44 @@ def _call(tasks: Any, step: Call, context: dict[str, Any], hooks: Mapping[str, H
         hooks[step.then](response, context)
 
 
-def describe(steps: tuple[Step, ...], indent: str = "    ") -> list[str]:
-    """The page as lines: each call with its parameters, each pause, calls made together marked."""
+def describe(steps: tuple[Step, ...], variables: Mapping[str, str], width: int = 80, indent: str = "    ") -> list[str]:
+    """The page as lines of at most `width` columns: each call with its parameters; each timer as JMeter ran it
+    and as written, with the plan's text; calls made together marked."""
     lines: list[str] = []
     for step in steps:
         if isinstance(step, Together):
             lines.append(f"{indent}together:")
-            lines += describe(step.steps, indent + "  ")
-        elif isinstance(step, Pause):
-            offset = " + offset" if step.offset else ""
-            lines.append(f"{indent}pause {step.low:g}-{step.high:g} s{offset}")
+            lines += describe(step.steps, variables, width, indent + "  ")
+        elif isinstance(step, Timer):
+            run, written = (step.wait(mode, variables) for mode in PLAN_MODES)
+            spread = {"uniform": f", range {step.range}", "gaussian": f", deviation {step.range}"}.get(step.kind, "")
+            lines += _wrapped(f"pause {run} as run, {written} as written ({step.kind} {step.delay!r}{spread})",
+                              width, indent)
         else:
             query = "&".join(f"{k}={v}" for k, v in step.params)
-            lines.append(f"{indent}{step.name}" + (f"  ?{query}" if query else ""))
+            lines += _wrapped(step.name + (f" ?{query}" if query else ""), width, indent)
     return lines
+
+
+def mean_pause_s(steps: tuple[Step, ...], mode: str, variables: Mapping[str, str], draws: int = 20000) -> float:
+    """The mean time a pass through the page spends in its timers (s): pauses in a row add up; calls made
+    together wait for their longest branch, whose mean is drawn (seeded)."""
+    rng = random.Random(1)
+    total = 0.0
+    for step in steps:
+        if isinstance(step, Timer):
+            total += step.wait(mode, variables).mean
+        elif isinstance(step, Together):
+            branches: list[list[Delay]] = [[]]
+            for inner in step.steps:
+                if isinstance(inner, Timer):
+                    branches[-1].append(inner.wait(mode, variables))
+                else:
+                    branches.append([])
+            total += sum(max(sum(d.sample(rng) for d in branch) for branch in branches) for _ in range(draws)) / draws
+    return total / 1000
+
+
+def _wrapped(text: str, width: int, indent: str) -> list[str]:
+    return textwrap.wrap(text, width, initial_indent=indent, subsequent_indent=indent + "    ",
+                         break_long_words=True, break_on_hyphens=False) or [indent]

@@ -35,3 +35,4 @@ def pause(user: Any, seconds: float, sleep: Callable[[float], None] = gevent.sle
     user._state = LOCUST_STATE_WAITING
     sleep(seconds)
     user._state = LOCUST_STATE_RUNNING
+

@@ -12,7 +12,11 @@
         server-metrics.json  their source, step, units, notes and summary
 
 `write` puts everything into a hidden sibling directory and renames it into place, so a directory with
-the final name is always complete; an existing name gets a suffix (-2, -3, ...). Every string it writes
+the final name is always complete; an existing name gets a suffix (-2, -3, ...). While a test runs, its
+windows go to `timeseries.csv` in `<start>-<workflow>-partial/` as they settle (`TimeseriesSpool`), where
+the checkpoints put the rest of the results so far; the final directory takes that file whole, plus the
+windows not settled yet. A window a late worker report added to after it settled has a second row there;
+`load` adds them up (folioperf.metrics.merge_windows). Every string it writes
 passes through redaction: the secrets it is given (in the forms JSON, HTML and URLs encode them to) and
 anything shaped like a JWT become "***". `load` reads a directory back for reports.
 """
@@ -29,16 +33,16 @@ import re
 import shutil
 import sys
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 from urllib.parse import quote, quote_plus
 
 from folioperf.errors import FolioperfError
-from folioperf.metrics import Entry, EntryLookup, Failure, ModuleTime, Snapshot, Window, entry_order
+from folioperf.metrics import Entry, EntryLookup, Failure, ModuleTime, Snapshot, Window, entry_order, merge_windows
 from folioperf.outcome import Flags
 from folioperf.files import write_file
 from folioperf.servers.series import COLUMNS as SERVER_COLUMNS
@@ -102,12 +106,14 @@ class RunInfo:
     workers: int = 0
     peak_cpu_percent: float | None = None
     flags: Flags = Flags()
-    exit_code: int = 0
+    exit_code: int | None = 0  # None: a partial record, of a test that has not ended
     versions: Mapping[str, str] = field(default_factory=current_versions)
     users_target: int | None = None
     users_per_worker: Mapping[str, int] = field(default_factory=dict)
     full_load_at: datetime | None = None
     partial: bool = False  # a checkpoint of a test still running (or whose master was killed)
+    users_missing_s: float = 0.0  # after full load, the seconds fewer users ran than asked for
+    target_silent_s: float = 0.0  # the longest time the target answered none of the users' calls
     scenario: Mapping[str, Any] | None = None  # a scenario's groups: workflow, users reached, pace, rate, options
 
     def __post_init__(self) -> None:
@@ -157,6 +163,10 @@ def results_dir_name(start: datetime, workflow: str, users: int | None, label: s
 
 
 class _Redactor:
+    """Secrets out of text, where they stand as values (a header, a JSON string, a DSN, a query parameter):
+    a secret that is part of a longer word is that word, not the secret (the sandbox's password `admin` in
+    "administrator")."""
+
     def __init__(self, secrets: Iterable[str]) -> None:
         forms: set[str] = set()
         for secret in secrets:
@@ -169,11 +179,12 @@ class _Redactor:
                 as_json.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026").replace("'", "\\u0027"),
                 html.escape(secret), html.escape(secret, quote=False), quote(secret, safe=""), quote_plus(secret),
             })
-        self._forms = sorted(forms, key=len, reverse=True)
+        self._pattern = re.compile("|".join(_standing_alone(f) for f in sorted(forms, key=len, reverse=True))) \
+            if forms else None
 
     def text(self, value: str) -> str:
-        for form in self._forms:
-            value = value.replace(form, REDACTED)
+        if self._pattern is not None:
+            value = self._pattern.sub(REDACTED, value)
         return _JWT.sub(REDACTED, value)
 
     def data(self, value: Any, key: str | None = None) -> Any:
@@ -185,6 +196,14 @@ class _Redactor:
         if isinstance(value, (list, tuple)):
             return [self.data(v) for v in value]
         return value
+
+
+def _standing_alone(form: str) -> str:
+    """A pattern of `form` not touching a word character (letter, digit, `_`) on a side where it begins or
+    ends with one: `admin` in "admin" and "user:admin@", not in "administrator" or "diku_admin"."""
+    before = r"(?<!\w)" if re.match(r"\w", form[0]) else ""
+    after = r"(?!\w)" if re.match(r"\w", form[-1]) else ""
+    return before + re.escape(form) + after
 
 
 def _iso(moment: datetime, timespec: str = "milliseconds") -> str:
@@ -230,6 +249,8 @@ def _run_json(run: RunInfo) -> dict[str, Any]:
         "generator": {"peak_cpu_percent": run.peak_cpu_percent},
         "flags": {f.name: getattr(run.flags, f.name) for f in fields(Flags)},
         "exit_code": run.exit_code,
+        "users_missing_s": run.users_missing_s,
+        "target_silent_s": run.target_silent_s,
         **({"partial": True} if run.partial else {}),
         **({"scenario": dict(run.scenario)} if run.scenario else {}),
     }
@@ -251,18 +272,78 @@ def _stats_json(stats: Snapshot) -> dict[str, Any]:
     }
 
 
-def _csv(columns: tuple[str, ...], rows: Iterable[Iterable[Any]], redactor: _Redactor) -> str:
+def _csv(columns: tuple[str, ...] | None, rows: Iterable[Iterable[Any]], redactor: _Redactor) -> str:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(columns)
+    if columns is not None:
+        writer.writerow(columns)
     for row in rows:
         writer.writerow(["" if v is None else redactor.text(v) if isinstance(v, str) else v for v in row])
     return out.getvalue()
 
 
+def _window_rows(windows: Iterable[Window]) -> Iterable[tuple[Any, ...]]:
+    return ((_iso(w.start, "seconds"), w.type, w.name, w.count, w.failures, w.avg, w.p50, w.p95) for w in windows)
+
+
+class TimeseriesSpool:
+    """The timeseries.csv of a test still running, in its partial directory: a row per window as it settles
+    (a folioperf.metrics.WindowSink), so that neither a long run's memory nor a killed master loses them."""
+
+    def __init__(self, root: str | os.PathLike[str], start: datetime, workflow: str, secrets: Iterable[str] = ()) -> None:
+        self.directory = Path(root) / results_dir_name(start, workflow, None, label="partial")
+        self.path = self.directory / "timeseries.csv"
+        self._redactor = _Redactor(secrets)
+        self._file: TextIO | None = None
+
+    def add(self, rows: Sequence[Window]) -> None:
+        if self._file is None:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            self._file = open(self.path, "w", encoding="utf-8", newline="")
+            self._file.write(_csv(TIMESERIES_COLUMNS, (), self._redactor))
+        self._file.write(_csv(None, _window_rows(rows), self._redactor))
+        self._file.flush()
+
+    def clear(self) -> None:
+        self.close()
+        self.path.unlink(missing_ok=True)
+
+    def kept(self) -> Sequence[Window]:
+        return ()
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+    def written(self) -> Path | None:
+        """The file, once a window has settled."""
+        if self._file is not None:
+            self._file.flush()
+            return self.path
+        return None
+
+
 def _dump(data: Any, redactor: _Redactor) -> str:
     return json.dumps(redactor.data(json.loads(json.dumps(data, default=_json_default))),
                       indent=2, ensure_ascii=False) + "\n"
+
+
+Content = str | Callable[[TextIO], None]  # a file's text, or what writes it
+
+
+def _timeseries(stats: Snapshot, redactor: _Redactor, spooled: Path | None) -> Content:
+    """The settled windows' rows as spooled (a copy, in blocks), then those of the windows still open."""
+    rest = _csv(None if spooled else TIMESERIES_COLUMNS, _window_rows(stats.windows), redactor)
+    if spooled is None:
+        return rest
+
+    def write(out: TextIO) -> None:
+        with open(spooled, encoding="utf-8", newline="") as f:
+            shutil.copyfileobj(f, out)
+        out.write(rest)
+
+    return write
 
 
 def _server_files(server: ServerMetrics, redactor: _Redactor) -> dict[str, str]:
@@ -271,12 +352,11 @@ def _server_files(server: ServerMetrics, redactor: _Redactor) -> dict[str, str]:
 
 
 def _files(run: RunInfo, stats: Snapshot, report_html: str | None, db: Mapping[str, Any] | None,
-           redactor: _Redactor, server: ServerMetrics | None = None) -> dict[str, str]:
+           redactor: _Redactor, spooled: Path | None = None, server: ServerMetrics | None = None
+           ) -> dict[str, Content]:
     files = {
         "stats.json": _dump(_stats_json(stats), redactor),
-        "timeseries.csv": _csv(TIMESERIES_COLUMNS, (
-            (_iso(w.start, "seconds"), w.type, w.name, w.count, w.failures, w.avg, w.p50, w.p95) for w in stats.windows
-        ), redactor),
+        "timeseries.csv": _timeseries(stats, redactor, spooled),
         "failures.csv": _csv(FAILURES_COLUMNS, (
             (f.type, f.name, f.error, f.occurrences) for f in stats.failures
         ), redactor),
@@ -291,16 +371,23 @@ def _files(run: RunInfo, stats: Snapshot, report_html: str | None, db: Mapping[s
     return files
 
 
-def _stage(root: Path, name: str, files: Mapping[str, str]) -> Path:
+def _put(path: Path, content: Content) -> None:
+    with open(path, "w", encoding="utf-8", newline="") as f:
+        if isinstance(content, str):
+            f.write(content)
+        else:
+            content(f)
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def _stage(root: Path, name: str, files: Mapping[str, Content]) -> Path:
     """The files in a new hidden directory under `root`, on disk."""
     root.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{name}.", suffix=".staging", dir=root))
     try:
-        for filename, text in files.items():
-            with open(staging / filename, "w", encoding="utf-8", newline="") as f:
-                f.write(text)
-                f.flush()
-                os.fsync(f.fileno())
+        for filename, content in files.items():
+            _put(staging / filename, content)
         staging.chmod(0o755)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
@@ -309,12 +396,13 @@ def _stage(root: Path, name: str, files: Mapping[str, str]) -> Path:
 
 
 def write(root: str | os.PathLike[str], run: RunInfo, stats: Snapshot, *, report_html: str | None = None,
-          db: Mapping[str, Any] | None = None, server: ServerMetrics | None = None,
-          secrets: Iterable[str] = ()) -> Path:
-    """Write a results directory under `root` and return its path; all of it or nothing."""
+          db: Mapping[str, Any] | None = None, server: ServerMetrics | None = None, secrets: Iterable[str] = (),
+          timeseries: Path | None = None) -> Path:
+    """Write a results directory under `root` and return its path; all of it or nothing. `timeseries`: the
+    settled windows' rows as a TimeseriesSpool wrote them (`stats.windows` then holds the others)."""
     root = Path(root)
     name = results_dir_name(run.start, run.workflow, run.users)
-    staging = _stage(root, name, _files(run, stats, report_html, db, _Redactor(secrets), server))
+    staging = _stage(root, name, _files(run, stats, report_html, db, _Redactor(secrets), timeseries, server))
     try:
         return _publish(staging, root, name)
     except BaseException:
@@ -323,22 +411,23 @@ def write(root: str | os.PathLike[str], run: RunInfo, stats: Snapshot, *, report
 
 
 def write_checkpoint(root: str | os.PathLike[str], run: RunInfo, stats: Snapshot, *,
-                     secrets: Iterable[str] = ()) -> Path:
-    """The results so far of a test still running, as `<start>-<workflow>-partial/` (replaced each time;
-    run.json says `"partial": true`). `folioperf report` reads it like any results directory."""
-    root = Path(root)
-    name = results_dir_name(run.start, run.workflow, None, label="partial")
-    staging = _stage(root, name, _files(replace(run, partial=True), stats, None, None, _Redactor(secrets)))
-    final = root / name
-    old = root / f".{name}.old"
-    try:
-        if final.exists():
-            os.rename(final, old)
-        os.rename(staging, final)
-    finally:
-        shutil.rmtree(old, ignore_errors=True)
-        shutil.rmtree(staging, ignore_errors=True)
-    return final
+                     secrets: Iterable[str] = (), spool: TimeseriesSpool | None = None) -> Path:
+    """The results so far of a test still running, in `<start>-<workflow>-partial/` (run.json says
+    `"partial": true` and has no exit code). Each file is replaced whole, run.json last; with the test's
+    `spool` there, its timeseries.csv is the spool's (the windows settled so far). `folioperf report` reads it
+    like any results directory, and says it is partial."""
+    directory = Path(root) / results_dir_name(run.start, run.workflow, None, label="partial")
+    directory.mkdir(parents=True, exist_ok=True)
+    files = _files(replace(run, partial=True, exit_code=None), stats, None, None, _Redactor(secrets))
+    if spool is not None and spool.directory == directory:
+        del files["timeseries.csv"]
+        if spool.written() is None:
+            _put(spool.path, ",".join(TIMESERIES_COLUMNS) + "\n")  # none settled yet
+    for filename, content in files.items():
+        staged = directory / f".{filename}.new"
+        _put(staged, content)
+        os.replace(staged, directory / filename)
+    return directory
 
 
 def add_server_metrics(path: str | os.PathLike[str], server: ServerMetrics, *, replace: bool = False) -> None:
@@ -424,11 +513,21 @@ def _run_info(data: Mapping[str, Any]) -> RunInfo:
         rate=data.get("rate"), workers=data.get("workers", 0),
         peak_cpu_percent=(data.get("generator") or {}).get("peak_cpu_percent"),
         flags=Flags(**{f.name: bool(flags.get(f.name, False)) for f in fields(Flags)}),
-        exit_code=data.get("exit_code", 0), versions=data.get("versions") or {},
+        exit_code=None if data.get("partial") else data.get("exit_code", 0), versions=data.get("versions") or {},
         users_target=data.get("users_target", data["users"]), users_per_worker=data.get("users_per_worker") or {},
         full_load_at=_parse_time(data["full_load_at"]) if data.get("full_load_at") else None,
         partial=bool(data.get("partial", False)), scenario=data.get("scenario"),
+        users_missing_s=data.get("users_missing_s", 0.0), target_silent_s=data.get("target_silent_s", 0.0),
     )
+
+
+def _merged(rows: Iterable[Window]) -> tuple[Window, ...]:
+    """One row per window: a late row added to its window's; in time order."""
+    by_key: dict[tuple[datetime, str, str], Window] = {}
+    for row in rows:
+        key = (row.start, row.type, row.name)
+        by_key[key] = merge_windows(by_key[key], row) if key in by_key else row
+    return tuple(sorted(by_key.values(), key=lambda w: (w.start, entry_order(w))))
 
 
 def load(path: str | os.PathLike[str]) -> Results:
@@ -456,7 +555,7 @@ def load(path: str | os.PathLike[str]) -> Results:
             Entry(type=e["type"], name=e["name"], expected=expected.get((e["type"], e["name"]), 0),
                   **{f: e[f] for f in _ENTRY_FIELDS}, _encoded=e["histogram"])
             for e in stats_data["entries"]), key=entry_order))
-        timeseries = tuple(
+        timeseries = _merged(
             Window(start=_parse_time(r["time"]), type=r["type"], name=r["name"], count=int(r["count"]),
                    failures=int(r["failures"]), avg=_number(r["avg_ms"]), p50=_number(r["p50_ms"]),
                    p95=_number(r["p95_ms"]))

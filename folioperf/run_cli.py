@@ -21,8 +21,8 @@ from folioperf.options import CLI_OPTIONS, RUN_OPTIONS, Opt, add_options, percen
 CONFIG_FILES = ("~/.locust.conf", "locust.conf", "pyproject.toml")
 EXIT_CODES = ("Exit codes: 0 clean run; 1 unexpected failures above --fail-on-error-rate; 2 bad input or set-up "
               "(nothing ran); 3 stopped early (test data exhausted, login refused); 4 target rate missed; 5 a worker "
-              "was lost; 6 a load generator was CPU-saturated; 7 the users did not all run for half of the test; "
-              "8 the results could not be written; 130 interrupted.")
+              "was lost; 6 a load generator was CPU-saturated; 7 fewer users ran than asked; 8 the results could not "
+              "be written; 9 the target stopped answering; 130 interrupted.")
 
 
 class _LocustToml(configargparse.TomlConfigParser):

@@ -29,7 +29,8 @@ registry: built-ins (the package `folioperf.workflows`), the entry-point group `
 (`name = "package.module:workflow"`), or a file path.
 
 How a task ends: a failed call raises `CallFailed` (already recorded): the task ends there, the entries the
-user held go back to their pools, and the user carries on. Any other exception is the workflow's bug: it is
+user held go back to their pools, and the user carries on; after a call that got no answer at all (FOLIO
+down or restarting) it first waits, longer each time in a row (folioperf.backoff). Any other exception is the workflow's bug: it is
 recorded once per iteration as a failure of request type "Error" (name: the workflow and its task; error:
 the exception and where it was raised), logged once per distinct error, never as a traceback per
 iteration. A `RunStopped` (test data exhausted, login refused) stops the whole run.
@@ -45,7 +46,6 @@ import importlib.metadata
 import importlib.util
 import logging
 import pkgutil
-import random
 import re
 import sys
 from dataclasses import dataclass, field
@@ -59,12 +59,15 @@ from locust.contrib.fasthttp import FastHttpUser
 from locust.exception import InterruptTaskSet, RescheduleTask, RescheduleTaskImmediately, StopTest, StopUser
 from locust.user.wait_time import constant_pacing
 
+from folioperf.backoff import UNREACHABLE, Backoff
 from folioperf.errors import CallFailed, FolioperfError, RunStopped
-from folioperf.metrics import ERROR, failure_message
+from folioperf.jmeter import Delay, Timer
+from folioperf.metrics import ERROR, SCRIPT, failure_message
 from folioperf.okapi import Okapi, Transaction
 from folioperf.pausing import pause
 from folioperf.rates import parse_rate
 from folioperf.pools import MODES, UserPools
+from folioperf.timers import Timers
 
 __all__ = ["Option", "Workflow", "FolioUser", "FolioTaskSet", "FolioSequentialTaskSet", "task",
            "ENTRY_POINT_GROUP", "Registered", "registered", "find_workflow", "load_workflow_file"]
@@ -137,7 +140,9 @@ class Workflow:
     - `pages`: transaction -> UI release -> the steps (folioperf.page) it runs, for `folioperf workflows NAME`
       to show; the workflow's option `--ui-release` chooses among the releases;
     - `load_pools(okapi, options)`: where the pools come from when no pools file is given (run once, on
-      the master, with a logged-in `Okapi` over a plain requests session).
+      the master, with a logged-in `Okapi` over a plain requests session);
+    - `headers(options)`: what every call carries besides Okapi's tenant and token (a PTF plan's header managers);
+    - `check_options(options)`: refuses a combination of option values (raise FolioperfError with one line).
     """
 
     name: str
@@ -153,6 +158,8 @@ class Workflow:
     browser: bool = False
     pages: Mapping[str, Mapping[str, tuple]] = field(default_factory=dict)
     load_pools: Callable[[Okapi, SimpleNamespace], Mapping[str, Sequence[dict]]] | None = None
+    headers: Callable[[SimpleNamespace], Mapping[str, str]] | None = None
+    check_options: Callable[[SimpleNamespace], None] | None = None
 
     def __post_init__(self) -> None:
         if not NAME.match(self.name):
@@ -181,7 +188,10 @@ class Workflow:
     def option_values(self, parsed: Any) -> SimpleNamespace:
         """This workflow's option values from Locust's parsed options (or any object/mapping of them)."""
         get = parsed.get if isinstance(parsed, Mapping) else (lambda key: getattr(parsed, key, None))
-        return SimpleNamespace(**{o.dest: o.value(get(o.dest)) for o in self.options})
+        values = SimpleNamespace(**{o.dest: o.value(get(o.dest)) for o in self.options})
+        if self.check_options is not None:
+            self.check_options(values)
+        return values
 
 
 class FolioUser(FastHttpUser):
@@ -211,12 +221,15 @@ class FolioUser(FastHttpUser):
             raise FolioperfError("folioperf is not set up in this Locust environment (its plugin's init listener did not run)")
         self.folioperf = run
         self.user_group = group = run.group_of(type(self))
-        self.okapi: Okapi = run.okapi(self.client, group, sleep=partial(pause, self))
+        self.timers = Timers(partial(pause, self), group.pace_per_minute())
+        self.okapi: Okapi = run.okapi(self.client, group, self.timers)
         self.pools = UserPools(run.store, group.pool)
         self.options: SimpleNamespace = group.options
         self.think_time: float = group.think_time
-        self.think_offset: float = run.settings.think_offset / 1000
+        self.plan: str = run.settings.plan  # how the PTF plans' timers are read (folioperf.jmeter)
+        self.plan_variables = {"thinktime_offset": f"{run.settings.think_offset:g}"}  # the plans' THINK_OFFSET
         self.open_model = group.open_model
+        self.backoff = Backoff()  # its pause after iterations that failed (folioperf.backoff)
 
     def wait_time(self) -> float:
         seconds = (self.workflow.pacing or 0) * self.think_time
@@ -260,13 +273,30 @@ class _FolioTasks:
         """`with self.transaction("Check-out"):` records the enclosed calls as one business transaction."""
         return self.user.okapi.transaction(name)
 
-    def think(self, low: float, high: float | None = None, *, offset: bool = True) -> None:
-        """Pause like a librarian would: `low`..`high` seconds (PTF's values), times --think-time, plus
-        --think-offset where the PTF's plan adds its THINK_OFFSET (`offset=False`: it does not)."""
+    def think(self, low: float, high: float | None = None) -> None:
+        """Pause like a librarian would: `low`..`high` seconds, uniformly, times --think-time."""
+        spread = 0.0 if high is None else high - low
+        self.pause_for(Delay("uniform" if spread else "constant", low * 1000, spread * 1000))
+
+    def timer(self, timer: Timer) -> None:
+        """Pause as a PTF plan's JMeter timer does, read as --plan says (as JMeter ran it, or as written)."""
         user = self.user
-        seconds = (random.uniform(low, low if high is None else high) + (user.think_offset if offset else 0)) * user.think_time
-        if seconds > 0:
-            pause(user, seconds)  # a stopping run ends a pausing user at once, as JMeter cuts its timers
+        self.pause_for(timer.wait(user.plan, user.plan_variables))
+
+    def pause_for(self, delay: Delay) -> None:
+        """Take the pause `delay` (ms) draws, times --think-time; a stopping run ends a pausing user at once, as
+        JMeter cuts its timers. The pauses before a call add to --pace's wait, as JMeter's timers add up."""
+        user = self.user
+        user.timers.pause(delay.sample() / 1000 * user.think_time)
+
+    def script(self, name: str) -> None:
+        """A step a PTF plan takes in a JSR223 sampler (its branch choice, a counter): no request, but a sample
+        JMeter counts and paces; recorded as request type "Script" so that samples count as the plan's do."""
+        user = self.user
+        user.timers.before_sample()
+        user.environment.events.request.fire(
+            request_type=SCRIPT, name=user.user_group.label(name), response_time=0, response_length=0,
+            exception=None, context={}, response=None, start_time=None, url=None)
 
     def execute_task(self, task: Any) -> None:
         user = self.user
@@ -279,8 +309,15 @@ class _FolioTasks:
                 super().execute_task(task)  # type: ignore[misc]
         except (RescheduleTask, RescheduleTaskImmediately, InterruptTaskSet, StopUser, StopTest):
             raise  # Locust's own flow control, not a failure
-        except CallFailed:
+        except CallFailed as exc:
             self.pools.release_all()  # recorded already; this task is over, the user carries on
+            if exc.status == 0:  # no answer at all: the target is down or restarting (folioperf.backoff)
+                user.folioperf.target_watch.silent()
+                pause(user, user.backoff.after(UNREACHABLE))
+                return
+            user.folioperf.target_watch.answered()
+            user.backoff.clear()
+            return
         except RunStopped as exc:
             # An exhausted pool, a refused login: no user can go on. Rather than end (Locust does not
             # expect users to vanish while it stops them), pause: a stopping runner ends pausing users at once.
@@ -297,6 +334,9 @@ class _FolioTasks:
                 exception=failure_message(f"{type(exc).__name__}: {exc}" + (f" ({where})" if where else "")),
                 context={}, response=None, start_time=None, url=None,
             )
+            return
+        user.folioperf.target_watch.answered()
+        user.backoff.clear()
 
 
 class FolioTaskSet(_FolioTasks, TaskSet):

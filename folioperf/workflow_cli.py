@@ -27,13 +27,14 @@ def show(args: argparse.Namespace) -> int:
         width = max((len(name) for name in found), default=0)
         for name in sorted(found):
             entry = found[name]
-            print(f"{name:<{width}}  {entry.workflow.description}  [{entry.source}]")
+            print("\n".join(_wrapped(f"{name:<{width}}  {entry.workflow.description} [{entry.source}]", "",
+                                      " " * (width + 4))))
         for problem in problems:
             print(f"folioperf: warning: {problem}", file=sys.stderr)
         return 0
     workflow = find_workflow(args.workflow)
     source = f"file {args.workflow}" if is_path(args.workflow) else found[workflow.name].source
-    lines = [f"{workflow.name}: {workflow.description}", f"  source:       {source}",
+    lines = [*_wrapped(f"{workflow.name}: {workflow.description}", "", "  "), f"  source:       {source}",
              f"  dataset:      {workflow.dataset or '-'}",
              f"  transactions: {', '.join(workflow.transactions) or '-'}"]
     if workflow.pacing:
@@ -49,16 +50,26 @@ def show(args: argparse.Namespace) -> int:
     for option in workflow.options:
         choices = f" {{{','.join(map(str, option.choices))}}}" if option.choices else ""
         default = "" if option.default is None else f" (default {option.default})"
-        lines.append(f"    {option.flag}{choices}{default}  {option.help}".rstrip())
+        lines += _wrapped(f"{option.flag}{choices}{default}", "    ", "        ")
+        lines += _wrapped(option.help, "        ", "        ")
     lines += _pages(workflow, args.ui_release)
     print("\n".join(lines))
     return 0
 
 
+def _wrapped(text: str, first: str, rest: str, width: int = 80) -> list[str]:
+    """`text` in lines of at most `width` columns, the first indented by `first`, the others by `rest`."""
+    import textwrap
+
+    return textwrap.wrap(text, width, initial_indent=first, subsequent_indent=rest, break_on_hyphens=False) or []
+
+
 def _pages(workflow, release: str | None) -> list[str]:
-    """Each transaction's calls and pauses, for the UI release asked for (or the workflow's default)."""
+    """Each transaction's calls and pauses, for the UI release asked for (or the workflow's default): the pauses
+    as JMeter ran the plan (the default, --plan as-run) and as written (--plan as-written, THINK_OFFSET 0)."""
     from folioperf.errors import FolioperfError
-    from folioperf.page import describe
+    from folioperf.jmeter import AS_RUN, AS_WRITTEN
+    from folioperf.page import describe, mean_pause_s
 
     if not workflow.pages:
         if release:
@@ -66,10 +77,14 @@ def _pages(workflow, release: str | None) -> list[str]:
         return []
     option = next((o for o in workflow.options if o.name == "ui-release"), None)
     chosen = release or (option.default if option else None)
+    variables = {"thinktime_offset": "0"}
     lines: list[str] = []
     for transaction, by_release in workflow.pages.items():
         if chosen not in by_release:
             raise FolioperfError(f"no {chosen!r} release of {transaction}: {', '.join(by_release)}")
-        lines.append(f"  {transaction} ({chosen}; pauses before the call they precede):")
-        lines += describe(by_release[chosen], indent="    ")
+        steps = by_release[chosen]
+        run, written = (mean_pause_s(steps, mode, variables) for mode in (AS_RUN, AS_WRITTEN))
+        lines.append(f"  {transaction} ({chosen}): pauses {run:.1f} s as run, {written:.1f} s as written")
+        lines.append("    (each pause is taken right before the call under it)")
+        lines += describe(steps, variables, indent="    ")
     return lines

@@ -35,6 +35,7 @@ def test_summary_and_live_view_fit_the_screen_and_keep_words_whole(width):
     for words in ("stopping: users finish their requests", "users 0/8", "failures 5",
                   f"API calls {calls} ({calls / 60:.1f}/s average)"):  # past the duration: the run's rate, not 0/s
         assert words in live, live
+    assert "transactions 100 " in live  # 50 of each: the 50 "Renew loans" inside them are no more transactions
     (row,) = [line for line in out["live"] if line.startswith("Renew all loans")]
     assert (LONG_TRANSACTION in row) == (width == 200)  # at 80 columns shortened with an ellipsis, not cut
     if width == 80:
@@ -45,3 +46,18 @@ def test_a_pipe_is_laid_out_wide(tmp_path):
     script = "from folioperf.console import console, PIPE_WIDTH; assert console().width == PIPE_WIDTH, console().width"
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, env=clean_env())
     assert proc.returncode == 0, proc.stderr
+
+
+def test_the_summary_names_a_failed_call_once_and_counts_a_transaction_once():
+    printed = rendered(200)["printed"]
+    assert "8 users · 150 API calls · 100 transactions" in printed
+    failures = printed[printed.index("Failures") + 1:]
+    assert "        1 × POST /circulation/renew-by-barcode: HTTP 422" in failures
+    assert "        1 × Transaction Check-in: HTTP 422" in failures
+    assert not [line for line in failures if "POST POST" in line or "GET GET" in line]
+
+
+def test_log_lines_go_above_the_live_view_not_into_it():
+    out = rendered(80)
+    assert "a line logged during the view" in out["screen"]  # drawn by the view's console, above its frame
+    assert out["terminal"] == "a line logged after it\n"  # the handler has the terminal back afterwards

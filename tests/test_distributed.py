@@ -125,6 +125,8 @@ def test_a_worker_lost_or_frozen_during_the_final_reports(fate, folio_sandbox, t
     # never passed off as the whole test
     assert proc.returncode == 5 and res.run.flags.worker_lost, output
     assert "a worker was lost during the test" in output
+    # the frozen worker wakes to folioperf's stop, Locust's quit and a SIGTERM at once: it stops its users once
+    assert "Traceback" not in output and "unexpected state" not in output, output
 
 
 # -- trust -----------------------------------------------------------------------------------------------------
@@ -135,6 +137,7 @@ class RogueWorker:
 
     def __init__(self, port: int) -> None:
         self.received: list[bytes] = []
+        self.connected = time.monotonic()
         self._context = zmq.Context()
         self._socket = self._context.socket(zmq.DEALER)
         self._id = f"{socket.gethostname()}_{uuid.uuid4().hex}"
@@ -159,6 +162,10 @@ class RogueWorker:
                 self._send("heartbeat", {"state": "ready", "current_cpu_usage": 1.0, "current_memory_usage": 1})
                 last = time.monotonic()
 
+    def kinds(self) -> list[str]:
+        """The types of the messages it received (Locust's and folioperf's), in order."""
+        return [msgpack.unpackb(raw, raw=False, strict_map_key=False)[0] for raw in self.received]
+
     def close(self) -> None:
         self._stop.set()
         self._thread.join(timeout=5)
@@ -171,7 +178,7 @@ def test_workers_without_the_key_get_neither_the_password_nor_the_test_data(foli
     """A folioperf worker with another key is refused at once; a rogue that speaks Locust's protocol but not
     folioperf's is refused when the test starts, and has heard nothing that matters by then."""
     port = free_port()
-    master = start_run([BROWSE, "--users", "2", "--duration", "6s", "--master", "--expect-workers", "2",
+    master = start_run([BROWSE, "--users", "2", "--duration", "6s", "--master", "--expect-workers", "1",
                     "--master-port", str(port), "--okapi-url", folio_sandbox.url, "--results", "out"], tmp_path,
                    FOLIOPERF_WORKER_KEY="the master's key")
     wait_for(lambda: _listening(port), "the master to listen")
@@ -180,8 +187,6 @@ def test_workers_without_the_key_get_neither_the_password_nor_the_test_data(foli
     worker = subprocess.Popen(folioperf_command("worker", "--master-port", str(port)), cwd=tmp_path,
                               env=clean_env(FOLIOPERF_WORKER_KEY="the master's key"), stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT, text=True)
-    # the rogue comes second, and makes the two workers the test waits for: a rogue that came first would be
-    # refused 5 s later (TRUST_SECONDS), before the test, should the worker take longer to start on a busy machine
     rogue = None
     try:
         wait_for(lambda: _connects_to(worker.pid, port), "the worker to connect")
@@ -234,3 +239,110 @@ def test_a_ramp_up_does_not_rebuild_locusts_parser_on_the_worker():
     seen = json.loads(proc.stdout.strip().splitlines()[-1])
     assert seen["users"] == 4 and seen["option_checks"] > 80  # 2 messages of Locust's and folioperf's options
     assert seen["parser_builds"] <= 2  # the worker's own options at the first message, and the defaults once
+
+
+# -- workers that come late, or have no key ------------------------------------------------------------------------
+
+HEARS_ONLY = ["ack", "folioperf_refused", "quit"]  # Locust's acknowledgement of its hello, then the refusal
+
+
+def _start_master(sandbox, tmp_path, port: int, duration: str = "20s") -> subprocess.Popen:
+    return start_run([BROWSE, "--users", "4", "--spawn-rate", "4", "--duration", duration, "--master",
+                      "--expect-workers", "1", "--master-port", str(port), "--okapi-url", sandbox.url,
+                      "--results", "out"], tmp_path)
+
+
+def _start_worker(tmp_path, port: int) -> subprocess.Popen:
+    return subprocess.Popen(folioperf_command("worker", "--master-port", str(port)), cwd=tmp_path, env=clean_env(),
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+
+
+def _transactions_started(sandbox, base: int, at_least: int = 1) -> bool:
+    return served(sandbox, "GET /groups") >= base + at_least
+
+
+def _assert_all_users_ran_on(res, worker_count: int, output: str) -> None:
+    assert res.run.users == res.run.users_target == 4, output
+    assert res.run.workers == worker_count and sum(res.run.users_per_worker.values()) == 4, res.run.users_per_worker
+    assert res.run.full_load_at is not None and not res.run.flags.raised() and res.run.users_missing_s == 0
+    assert res.entry("Transaction", "Browse").count > 0 and res.entry("Transaction", "Browse").failures == 0
+
+
+@pytest.mark.long_run(20)
+def test_a_keyless_client_first_counts_for_nothing_and_hears_only_its_refusal(folio_sandbox, tmp_path):
+    """Plain Locust without folioperf's key connects first: the test waits for the real worker, which gets every
+    user; the client never counted toward --expect-workers, and heard nothing but its refusal."""
+    port = free_port()
+    master = _start_master(folio_sandbox, tmp_path, port, duration="8s")
+    rogue = worker = None
+    try:
+        wait_for(lambda: _listening(port), "the master to listen")
+        rogue = RogueWorker(port)
+        wait_for(lambda: "folioperf_refused" in rogue.kinds(), "the refusal", timeout=30)
+        time.sleep(1)  # the real worker comes after the refusal, as in the report: 6 s after the client
+        worker = _start_worker(tmp_path, port)
+        output, _ = master.communicate(timeout=120)
+        worker.communicate(timeout=60)
+    finally:
+        for p in (master, worker):
+            if p is not None:
+                p.kill()
+        if rogue is not None:
+            rogue.close()
+    assert master.returncode == 0, output
+    assert rogue.kinds() == HEARS_ONLY, rogue.kinds()
+    assert output.count("refused worker") == 1
+    _assert_all_users_ran_on(results.load(results_in(tmp_path / "out")[0]), 1, output)
+    assert worker.returncode == 0
+
+
+@pytest.mark.long_run(30)
+def test_a_worker_joining_a_running_test_takes_no_users_from_it(folio_sandbox, tmp_path):
+    """A second worker proves the key 7 s into a test: Locust would move users to it, which have neither the
+    password nor test data; it waits for the next test instead, and every user runs on the first worker for
+    the whole test."""
+    port = free_port()
+    master = _start_master(folio_sandbox, tmp_path, port)
+    first = _start_worker(tmp_path, port)
+    second = None
+    try:
+        base = served(folio_sandbox, "GET /groups")
+        wait_for(lambda: _transactions_started(folio_sandbox, base), "the test to start")
+        time.sleep(7)  # the test runs; the second worker arrives 7 s into it
+        second = _start_worker(tmp_path, port)
+        output, _ = master.communicate(timeout=120)
+        first.communicate(timeout=60)
+        later, _ = second.communicate(timeout=60)
+    finally:
+        for p in (master, first, second):
+            if p is not None:
+                p.kill()
+    assert master.returncode == 0, output
+    assert "joined during the test: it runs no users in this one" in output
+    assert "no FOLIO password" not in output + later and "Traceback" not in output + later
+    _assert_all_users_ran_on(results.load(results_in(tmp_path / "out")[0]), 1, output)
+    assert second.returncode == 0, later  # told to quit with the others at the end
+
+
+@pytest.mark.long_run(25)
+def test_a_keyless_client_joining_mid_test_hears_only_its_refusal(folio_sandbox, tmp_path):
+    port = free_port()
+    master = _start_master(folio_sandbox, tmp_path, port, duration="12s")
+    worker = _start_worker(tmp_path, port)
+    rogue = None
+    try:
+        base = served(folio_sandbox, "GET /groups")
+        wait_for(lambda: _transactions_started(folio_sandbox, base), "the test to start")
+        rogue = RogueWorker(port)
+        output, _ = master.communicate(timeout=120)
+        worker.communicate(timeout=60)
+    finally:
+        for p in (master, worker):
+            p.kill()
+        if rogue is not None:
+            rogue.close()
+    assert master.returncode == 0, output
+    assert rogue.kinds() == HEARS_ONLY, rogue.kinds()  # no spawn: neither users nor the master's options
+    seen = b"".join(rogue.received)
+    assert folio_sandbox.url.encode() not in seen and b"spawn" not in seen
+    _assert_all_users_ran_on(results.load(results_in(tmp_path / "out")[0]), 1, output)

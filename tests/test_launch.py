@@ -38,6 +38,10 @@ def untouched_dsn(folio_postgres):
     (["holds", "-u", "2", "--bogus", "1"], "unknown option --bogus for workflow holds (its options: --variant)"),
     (["holds", "-u", "2", "--pools", "no-such-pools.json"], "pools file no-such-pools.json does not exist"),
     (["holds"], "how many virtual users? give --users N (-u N)"),
+    (["check-in-check-out", "-u", "2", "--think-offset", "500"], "--think-offset 500 does nothing with --plan as-run"),
+    (["check-in-check-out", "-u", "2", "--plan", "as-meant"], "argument --plan: invalid choice: 'as-meant'"),
+    (["check-in-check-out", "-u", "2", "--ptf-plan", "master", "--ui-release", "kiwi"],
+     "--ptf-plan master drives the Orchid pages"),
 ])
 def test_a_bad_command_line_is_one_line_and_starts_nothing(args, says, tmp_path, untouched_dsn):
     proc = run(args, tmp_path, untouched_dsn)

@@ -306,6 +306,6 @@ def test_revoked_tokens_mid_run_cost_one_login(folio_sandbox_factory, tmp_path):
     with open(out / "run_failures.csv", newline="") as f:
         failures = list(csv.DictReader(f))
     assert [(f["Name"], f["Error"]) for f in failures] == [
-        ("GET /groups", "CallFailed('GET /groups: HTTP 401 Invalid token (token rejected; logging in again)')")]
+        ("GET /groups", "HTTP 401 Invalid token (token rejected; logging in again)")]
     for text in [output] + [p.read_text() for p in out.iterdir() if p.is_file()]:
         assert not JWT.search(text)

@@ -192,6 +192,22 @@ def test_secrets_are_redacted_from_every_file(tmp_path):
     assert loaded.entry("Transaction", "Check-out ***").buckets  # histograms are not mangled by redaction
 
 
+def test_a_password_that_is_a_word_is_redacted_as_a_value_not_inside_other_words(tmp_path):
+    """The sandbox's password is `admin`: PostgreSQL's "administrator command" and the user `diku_admin` stay."""
+    error = "terminating connection due to administrator command; diku_admin/admin logged in"
+    run = run_info(options={"password": "admin", "dsn": "postgresql://postgres:admin@127.0.0.1/folio"})
+    db = {"log": ["FATAL: terminating connection due to administrator command"], "dsn": "password=admin host=x"}
+    path = results.write(tmp_path, run, snapshot(error=error), report_html="<p>administrator: admin</p>", db=db,
+                         secrets=["admin"])
+    texts = {p.name: p.read_text(encoding="utf-8") for p in path.iterdir()}
+    assert not any("***istrator" in text for text in texts.values())
+    assert "administrator command; diku_admin/*** logged in" in texts["failures.csv"]
+    assert "administrator command" in texts["db.json"] and '"password=*** host=x"' in texts["db.json"]
+    assert "<p>administrator: ***</p>" in texts["locust-report.html"]
+    loaded = results.load(path)
+    assert loaded.run.options == {"password": "***", "dsn": "postgresql://postgres:***@127.0.0.1/folio"}
+
+
 @pytest.mark.parametrize("setup, message", [
     (lambda root: root / "nowhere", "no results directory at"),
     (lambda root: (root / "file.txt").write_text("x") and root / "file.txt", "is not a results directory"),
@@ -224,3 +240,40 @@ def _with(root: Path, filename: str, text: str) -> Path:
     directory.mkdir()
     (directory / filename).write_text(text)
     return directory
+
+
+def test_settled_windows_go_to_the_results_directory_as_they_settle(tmp_path):
+    """A day-long run keeps in memory only the windows not settled yet: the others are in the test's partial
+    directory from the minute they settle (its checkpoints have them too), and the final directory has all,
+    a late worker report's row added to its window's."""
+    clock = Clock(START.timestamp())
+    metrics = Metrics(clock=clock)
+    spool = results.TimeseriesSpool(tmp_path, START, "check-in-check-out", secrets=["S3cr3t"])
+    metrics.windows_to(spool)
+    for second in range(0, 600, 2):  # ten minutes, a request every 2 s
+        clock.now = START.timestamp() + second
+        metrics.record("GET", "GET /users S3cr3t", 10.0 + second % 7)
+        metrics.record("Transaction", "Check-out", 100.0)
+    rows = spool.path.read_text().splitlines()
+    assert rows[0] == ",".join(results.TIMESERIES_COLUMNS)
+    settled = len(rows) - 1
+    assert settled == 2 * 53  # all but the window open and the six before it (a minute) settled, two names each
+    assert "S3cr3t" not in spool.path.read_text() and ",GET,GET /users ***," in rows[2]
+    snapshot = metrics.snapshot()
+    assert len(snapshot.windows) == 2 * 7  # in memory: only those not settled
+    assert sum(w.count for w in snapshot.windows) + 2 * 53 * 5 == 600
+
+    info = run_info(start=START, end=START + timedelta(seconds=600))
+    partial = results.write_checkpoint(tmp_path, info, snapshot, spool=spool)
+    assert partial == spool.directory and len((partial / "timeseries.csv").read_text().splitlines()) == settled + 1
+    assert results.load(partial).run.partial
+
+    late = Metrics(settle=False, clock=Clock(START.timestamp() + 1))  # a worker's report about the first window
+    late.record("Transaction", "Check-out", 400.0)
+    metrics.merge_report("w1", late.take_report())
+    metrics.stop()
+    path = results.write(tmp_path, info, metrics.snapshot(), timeseries=spool.written())
+    loaded = results.load(path)
+    windows = loaded.windows("Transaction", "Check-out")
+    assert len(windows) == 60 and sum(w.count for w in windows) == 301 == loaded.entry("Transaction", "Check-out").count
+    assert (windows[0].count, windows[0].avg, windows[0].p95) == (6, 150.0, 100.0)  # the late row added, p95 as settled

@@ -86,6 +86,8 @@ def test_ctrl_c_mid_run_writes_a_complete_directory_flagged_interrupted(folio_sa
     finally:
         proc.kill()
     assert proc.returncode == 130, output
+    assert "interrupted: stopping the test and writing its results" in output  # the master says it, above its view
+    assert "stopping: the results are being written" not in output  # folioperf run no longer prints into the view
     res = only_results(tmp_path / "out")
     assert res.run.flags.interrupted and res.run.exit_code == 130
     assert res.run.elapsed_s < 60

@@ -1,13 +1,17 @@
 """Check-in/check-out (PTF CICO, reports 002 and 004): FOLIO's check-out and check-in pages as the PTF's plans
 drive them, for the FOLIO UI release of your choice (`--ui-release`; workflows/cico_pages.py): every call in
-the page's order with the browser's CORS preflights (`--no-preflight` drops them), and each pause right
-before the call the plan delays (JMeter's timers fire before their sampler).
+the page's order with the browser's CORS preflights (`--no-preflight` drops them), the plans' headers, and each
+of the plans' timers right before the call it delays (JMeter's timers fire before their sampler), read as
+JMeter read them (`--plan`, folioperf.jmeter). `--ptf-plan master` is the PTF master plan's CICO group instead
+(master-script-longevity.jmx lines 2107-4592): the Orchid pages with the master plan's browser headers.
 
-Each iteration is a check-in (43 %) or a check-out (57 %), PTF's DISTRIBUTION=43-57 (`--mix 50-50` for the
-master scripts' split); a check-in with no checked-out item free becomes a check-out. Think times are the
-plans', times --think-time, plus --think-offset where the plans add THINK_OFFSET; they are not part of the
-transactions. A checked-out item moves into the pool `checked_out_items` and back into `available_items`
-when it is checked in.
+Each iteration first takes the plan's two script steps (its JSR223 samplers: the branch selector and the
+switch, which JMeter counts as samples and a throughput timer paces), then is a check-in (43 %) or a check-out
+(57 %), PTF's DISTRIBUTION=43-57 (`--mix 50-50` for the master plan's split); a check-in with no checked-out item
+free becomes a check-out. The pauses are not part of the transactions. A check-in happens at a random one of the
+service points the check-in page lists (the plans' extractor takes a random match), so most items return "In
+transit" to their location's desk. A checked-out item moves into the pool `checked_out_items` and back into
+`available_items` when it is checked in.
 
     locust -f workflows/check_in_check_out.py --headless -u 8 -r 1 -t 30m --pools cico-pools.json --ui-release lotus
 """
@@ -19,10 +23,30 @@ import uuid
 from datetime import datetime, timezone
 
 from folioperf import FolioTaskSet, FolioUser, Option, Workflow, task
+from folioperf.errors import FolioperfError
 from folioperf.page import run
 from folioperf.workflows.cico_pages import CHECK_IN, CHECK_OUT, NEWEST
+from folioperf.workflows.master_plan import MASTER_HEADERS
 
 NOT_FOUND = "NOT_FOUND"  # what the plans' extractors leave in a variable the response did not have
+PLANS = ("stand-alone", "master")
+# Every call's headers in the stand-alone plans: the plan-wide header manager and the transactions' own (e.g.
+# Orchid's lines 73-89 and 1232-1249), the token and tenant aside. JMeter sends no Accept-Encoding (HTTPHC4Impl
+# disables content compression); "identity" keeps Locust's client from asking for gzip, and FOLIO answers alike.
+PLAN_HEADERS = {
+    "Access-Control-Request-Method": "GET",
+    "Access-Control-Request-Headers": "content-type,x-okapi-tenant,x-okapi-token",
+    "Accept": "*/*",
+    "User-Agent": ("Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) "
+                   "Chrome/78.0.3904.97 Safari/537.36"),
+    "Origin": "http://localhost",
+    "Accept-Encoding": "identity",
+}
+# The master plan's CICO group: the plan-wide headers (workflows/master_plan.py) under the transactions' own
+# (master-script-longevity.jmx lines 2222-2254), whose User-Agent and Accept win.
+MASTER_CICO_HEADERS = {**MASTER_HEADERS, **{k: v for k, v in PLAN_HEADERS.items() if k != "Accept-Encoding"}}
+SCRIPTS = {"stand-alone": ("Util_Branch selector randomizer", "Util_SWITCH User type"),
+           "master": ("CICO_Util_Branch selector randomizer", "CICO_Util_SWITCH User type")}
 
 
 def _mix(text: str) -> str:
@@ -49,6 +73,8 @@ def _first(response, key: str) -> dict:
 class CheckInCheckOut(FolioTaskSet):
     @task
     def check_in_or_out(self) -> None:
+        for script in SCRIPTS[self.options.ptf_plan]:
+            self.script(script)
         check_in_share = int(self.options.mix.split("-")[0])
         if random.uniform(0, 100) < check_in_share:
             item = self.pools.acquire("checked_out_items", wait=False)
@@ -90,7 +116,8 @@ class CheckInCheckOut(FolioTaskSet):
             ctx["lost_item_policy"] = loan.get("lostItemPolicyId", NOT_FOUND)
 
         with self.transaction("Check-in"):
-            run(self, CHECK_IN[self.options.ui_release], context, hooks={"item": _item_id, "check_in": returned},
+            run(self, CHECK_IN[self.options.ui_release], context,
+                hooks={"item": _item_id, "service_points": _service_point, "check_in": returned},
                 bodies={"/circulation/check-in-by-barcode": lambda ctx: {
                     "servicePointId": ctx["service_point"], "checkInDate": _now(), "itemBarcode": ctx["item_barcode"],
                     "id": str(uuid.uuid4())}})
@@ -98,6 +125,18 @@ class CheckInCheckOut(FolioTaskSet):
 
 def _item_id(response, ctx: dict) -> None:
     ctx["item_id"] = _first(response, "items").get("id", NOT_FOUND)
+
+
+def _service_point(response, ctx: dict) -> None:
+    """The plans' `$.servicepoints[*].id` with match number 0: a random one of those listed."""
+    ids = [p["id"] for p in (response.json() or {}).get("servicepoints") or [] if p.get("id")]
+    ctx["service_point"] = random.choice(ids) if ids else NOT_FOUND
+
+
+def _one_plan(options) -> None:
+    if options.ptf_plan == "master" and options.ui_release != "orchid":
+        raise FolioperfError(f"--ptf-plan master drives the Orchid pages, as the master plan's CICO group does: "
+                             f"leave out --ui-release {options.ui_release}")
 
 
 workflow = Workflow(
@@ -110,10 +149,15 @@ workflow = Workflow(
     transactions=("Check-out", "Check-in"),
     browser=True,
     pages={"Check-out": CHECK_OUT, "Check-in": CHECK_IN},
+    headers=lambda options: MASTER_CICO_HEADERS if options.ptf_plan == "master" else PLAN_HEADERS,
+    check_options=_one_plan,
     options=(Option("mix", default="43-57", type=_mix,
-                    help="check-in and check-out percentages, as PTF's DISTRIBUTION (43-57; master scripts 50-50)"),
+                    help="check-in and check-out percentages, as PTF's DISTRIBUTION (43-57; master plan 50-50)"),
              Option("ui-release", default=NEWEST, choices=tuple(CHECK_OUT),
-                    help="the FOLIO UI release whose pages to drive, as the PTF's plan for it")),
+                    help="the FOLIO UI release whose pages to drive, as the PTF's plan for it"),
+             Option("ptf-plan", default="stand-alone", choices=PLANS,
+                    help="stand-alone: the release's check-in/check-out plan; master: the PTF master plan's CICO "
+                         "group (Orchid's pages, its browser headers and script names)")),
 )
 
 

@@ -8,9 +8,10 @@ iteration, three variants (`--variant`):
 
 Each instance (or item) is requested once, so no requester/instance pair repeats and FOLIO has no reason
 to refuse as a duplicate; requesters are shared round-robin. As in the plans, the request's date is taken
-first, then PTF's 3 s pause (times --think-time; the plans add no THINK_OFFSET to it), then the request:
+first, then PTF's 3 s pause (times --think-time), then the request:
 its `requestDate` is about 3 s old, `yyyy-MM-ddTHH:mm:ss.SSSZ` in UTC, and an instance or item request
-expires at that very date (`requestExpirationDate` = `requestDate`). Users start one per 10 s as PTF's
+expires at that very date (`requestExpirationDate` = `requestDate`). The pause is a plain number in the plans:
+JMeter waited it as written. Users start one per 10 s as PTF's
 ramp-up (8 users in 80 s).
 
     locust -f workflows/holds.py --headless -u 8 -r 0.1 -t 30m --pools holds-pools.json --variant instance
@@ -21,8 +22,12 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 from folioperf import FolioTaskSet, FolioUser, Option, Workflow, task
+from folioperf.page import constant
 
 VARIANTS = ("patron", "instance", "item")
+PAUSE = constant("3000")  # placeHolds_*.jmx line 312 (item-level: 314), a ConstantTimer in the POST's scope
+# placeHolds_*.jmx lines 222-242: every call's headers (the token aside); JMeter asks for no compression
+PLAN_HEADERS = {"Accept": "application/json", "content-type": "application/json", "Accept-Encoding": "identity"}
 
 
 def _date(when: datetime) -> str:
@@ -37,7 +42,7 @@ class PlaceHold(FolioTaskSet):
         pickup = self.pools.acquire("pickup_service_points")["id"]
         target = self.pools.acquire("items" if variant == "item" else "instances")
         date = _date(datetime.now(timezone.utc))  # taken before the pause, as the plans' pre-processor does
-        self.think(3, offset=False)
+        self.timer(PAUSE)
         okapi = self.okapi
         with self.transaction("Place hold"):
             if variant == "patron":
@@ -62,6 +67,7 @@ workflow = Workflow(
     dataset="holds",
     pools={"requesters": "shared", "instances": "once", "items": "once", "pickup_service_points": "shared"},
     transactions=("Place hold",),
+    headers=lambda options: PLAN_HEADERS,
     spawn_rate=0.1,
     options=(Option("variant", default="patron", choices=VARIANTS,
                     help="patron: POST /patron/account/{id}/instance/{instanceId}/hold; instance: "

@@ -7,8 +7,8 @@ workers. Users are only the concurrency that carries the rate: give enough of th
 with room to spare), or the run falls behind and is flagged "target rate missed". Latency is also recorded
 from each iteration's scheduled start (request type "Scheduled"), so a slow FOLIO shows there in full.
 
-PTF's master scripts send the instance's HRID, as here; its stand-alone script sends the instance UUID as
-`instanceHrid` by mistake (folio-api.md §9).
+The calls and headers are the PTF master plan's RIH group's (master-script-longevity.jmx lines 36561-36669),
+which sends the instance's HRID; the stand-alone plan sends the instance UUID as `instanceHrid` by mistake.
 
     locust -f workflows/rih.py --headless -u 20 -r 20 -t 1h --pools rih-pools.json --rate 20/s
 """
@@ -16,6 +16,7 @@ PTF's master scripts send the instance's HRID, as here; its stand-alone script s
 from __future__ import annotations
 
 from folioperf import FolioTaskSet, FolioUser, Workflow, task
+from folioperf.workflows.master_plan import MASTER_HEADERS
 
 
 class RetrieveInstanceAndHoldings(FolioTaskSet):
@@ -35,6 +36,7 @@ workflow = Workflow(
     pools={"instances": "shared"},
     transactions=("Retrieve instance and holdings",),
     rate="3/s",
+    headers=lambda options: MASTER_HEADERS,
 )
 
 

@@ -32,7 +32,11 @@ def fmt_duration(seconds: float) -> str:
 def fmt_run_length(runs: list[RunInfo]) -> str:
     """What ran: the test duration asked for ("20 s", "20 s each") and, when the runs took a second or more
     longer from start to the last user's stop, that wall time too; runs without a set duration (stopped
-    by hand) by their wall time alone."""
+    by hand) by their wall time alone. A partial record (a checkpoint) says how much of its test it holds."""
+    partial = [r for r in runs if r.partial]
+    if partial:
+        return "; ".join(fmt_partial(r) for r in partial) + (f"; {fmt_run_length([r for r in runs if not r.partial])}"
+                                                              if len(partial) < len(runs) else "")
     asked = sorted({r.duration_s for r in runs if r.duration_s})
     walls = sorted(r.elapsed_s for r in runs)
     wall = " – ".join(dict.fromkeys((fmt_duration(walls[0]), fmt_duration(walls[-1]))))
@@ -42,6 +46,12 @@ def fmt_run_length(runs: list[RunInfo]) -> str:
     if any(not r.duration_s or is_longer(r) for r in runs):
         text += f" ({wall} wall time, until every user stopped)"
     return text
+
+
+def fmt_partial(run: RunInfo) -> str:
+    """A checkpoint's length: "1 min 2 s of 1 min 30 s (partial: a checkpoint)"."""
+    of = f" of {fmt_duration(run.duration_s)}" if run.duration_s else ""
+    return f"{fmt_duration(run.elapsed_s)}{of} (partial: a checkpoint)"
 
 
 def fmt_bytes(n: float) -> str:

@@ -5,17 +5,20 @@ runs merged."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from functools import cached_property
 from pathlib import Path
 
 from folioperf.errors import FolioperfError
 from folioperf.metrics import PERCENTILES, Entry, percentiles_us
+from folioperf.outcome import Flags
 from folioperf.results import Results, load
 
 TRANSACTION = "Transaction"
 SCHEDULED = "Scheduled"
-FLAGS = ("cpu_saturated", "rate_missed", "worker_lost", "interrupted")
+SCRIPT = "Script"  # a PTF plan's JSR223 sampler (folioperf.metrics.SCRIPT): counted as a sample, timed as nothing
+PARTIAL = "partial"  # not a flag of run.json: a checkpoint of a test that did not finish (RunInfo.partial)
+FLAGS = (PARTIAL, *(f.name for f in fields(Flags)))
 METRIC_NAMES = tuple(f"p{round(q * 100)}" for q in PERCENTILES)  # p50 p75 p90 p95 p99
 
 
@@ -35,12 +38,12 @@ def load_runs(paths: list[str | Path]) -> list[Results]:
 
 
 def flags_of(run: Results) -> list[str]:
-    return [f for f in FLAGS if getattr(run.run.flags, f)]
+    return [f for f in FLAGS if (run.run.partial if f == PARTIAL else getattr(run.run.flags, f))]
 
 
 def kind_of(type_: str) -> str:
-    """"Transaction", "Scheduled", or "API" (any HTTP method)."""
-    return type_ if type_ in (TRANSACTION, SCHEDULED) else "API"
+    """"Transaction", "Scheduled", "Script", or "API" (any HTTP method)."""
+    return type_ if type_ in (TRANSACTION, SCHEDULED, SCRIPT) else "API"
 
 
 @dataclass

@@ -13,6 +13,7 @@ from folioperf.report.formats import (
     MISSING,
     fmt_bytes,
     fmt_duration,
+    fmt_partial,
     fmt_run_length,
     fmt_time,
     group_header,
@@ -24,6 +25,7 @@ from folioperf.report.modules import modules_section
 from folioperf.report.servers import servers_section
 from folioperf.report.runs import (
     SCHEDULED,
+    SCRIPT,
     TRANSACTION,
     Group,
     flags_of,
@@ -46,6 +48,14 @@ FLAG_TEXT = {
     "rate_missed": "the target arrival rate was not reached: throughput and latency describe less load than asked",
     "worker_lost": "a Locust worker was lost: part of the run ran with fewer users than requested",
     "interrupted": "the run was interrupted before its planned duration",
+    "ramp_incomplete": "not every user asked for ran for at least half of the test: its figures describe less "
+                       "load than asked",
+    "target_down": "the target stopped answering during the test (connections refused or timed out, or the built-in "
+                   "sandbox exited): its figures describe a FOLIO that was not there",
+    "users_missing": "after full load, fewer users ran than asked for part of the test: its figures describe less "
+                     "load than asked",
+    "partial": "a partial record: a checkpoint of a test that did not finish (its master was killed, or it still "
+               "runs); its figures cover only the part of the test up to the checkpoint, and it has no exit code",
 }
 
 
@@ -112,12 +122,27 @@ def scenario_sections(groups: list[Group], unit: str) -> list[Section]:
         section = Section(f"{group['name']}: {group['workflow']}")
         section.paragraphs.append(
             "; ".join(p for p in (plural(group["users"], "user"), how, options) if p) + ".")
+        achieved = [(g.label, rate) for g in groups if (rate := samples_per_minute(g, prefix, group["users"])) is not None]
+        if achieved:
+            section.paragraphs.append(
+                "Samples a minute per user, as JMeter counts them (calls, preflights and the plans' script steps): "
+                + ", ".join(f"{rate:,.1f}" + (f" ({label})" if len(achieved) > 1 else "") for label, rate in achieved) + ".")
         for kind, title in ((TRANSACTION, "Transactions"), (SCHEDULED, "Latency from the scheduled start"), ("API", "API calls")):
             table = response_table(groups, kind, unit, f"{group['name']}: {title} ({unit_name(unit)})", prefix)
             if table.rows:
                 section.tables.append(table)
         sections.append(section)
     return sections
+
+
+def samples_per_minute(group: Group, prefix: str, users: int) -> float | None:
+    """A scenario group's samples a minute per user, counted as JMeter counts a thread group's samples (every
+    call, preflight and script step), to set beside the plan's throughput timers; None without users."""
+    if users <= 0:
+        return None
+    rates = [s.rps for (t, n), s in group.stats.items() if n.startswith(prefix) and (t == SCRIPT or kind_of(t) == "API")
+             and t != "Error"]
+    return sum(rates) * 60 / users if rates else None
 
 
 def _title(groups: list[Group]) -> str:
@@ -172,7 +197,7 @@ def flag_warnings(groups: list[Group]) -> list[str]:
                 peak = run.run.peak_cpu_percent
                 text = FLAG_TEXT[flag].format(peak=f" (peak {peak:.0f} %)" if peak else "")
                 out.append(f"{_run_label(group, run)} ({run.path.name}): {text}.")
-            if run.run.exit_code not in (0, 1):
+            if run.run.exit_code not in (0, 1, None):
                 out.append(f"{_run_label(group, run)} ({run.path.name}): the run ended with exit code "
                            f"{run.run.exit_code}.")
     return out
@@ -197,6 +222,8 @@ def runs_table(groups: list[Group]) -> Table:
 
 
 def _run_duration(run: RunInfo) -> str:
+    if run.partial:
+        return fmt_partial(run)
     if not run.duration_s:
         return fmt_duration(run.elapsed_s)
     wall = f", {fmt_duration(run.elapsed_s)} wall time" if is_longer(run) else ""

@@ -307,3 +307,42 @@ def test_an_option_that_differs_between_runs_makes_its_own_column_group(tmp_path
     table = build_report(load_runs([a, b])).table("Transactions (seconds)")
     assert [label for label, _ in table.groups] == ["1 user, loans_per_user=10", "1 user, loans_per_user=200"]
     assert table.row("Renew all loans")["1 user, loans_per_user=200 Average"] == "2.000"
+
+
+def test_a_partial_checkpoint_says_partial_everywhere_it_is_shown(tmp_path):
+    """A master killed mid-test leaves its last checkpoint: its record has no exit code, and the report says
+    in its duration, its flags and its warnings that it holds part of a test."""
+    from datetime import datetime, timedelta, timezone
+
+    from folioperf import results
+    from folioperf.metrics import Metrics
+
+    start = datetime(2026, 11, 22, 12, 0, tzinfo=timezone.utc)
+    clock = [start.timestamp()]
+    metrics = Metrics(clock=lambda: clock[0])
+    for second in range(62):
+        clock[0] = start.timestamp() + second
+        metrics.record("Transaction", "Check-out", 900.0 + second)
+    run = results.RunInfo(workflow="check-in-check-out", users=4, target=results.Target("http://127.0.0.1:9130", "diku", True),
+                          start=start, end=start + timedelta(seconds=62), duration_s=90.0)
+    path = results.write_checkpoint(tmp_path, run, metrics.snapshot())
+    assert path.name.endswith("-partial")
+    assert json.loads((path / "run.json").read_text())["exit_code"] is None
+    assert results.load(path).run.exit_code is None
+
+    out = tmp_path / "report.md"
+    assert main(["report", str(path), "-o", str(out)]) == 0
+    text = out.read_text(encoding="utf-8")
+    assert "1 min 2 s of 1 min 30 s (partial: a checkpoint)" in text
+    assert "a partial record: a checkpoint of a test that did not finish" in text
+    runs_row = next(line for line in text.splitlines() if line.startswith("| 1. |"))
+    assert "| **partial** |" in runs_row and "none" not in runs_row
+    assert "**Duration:** 1 min 2 s of 1 min 30 s (partial" in text
+    assert "exit code 0" not in text and "exit code None" not in text
+
+
+def test_every_flag_a_run_can_raise_has_words_in_the_report():
+    from folioperf.report.runs import FLAGS
+    from folioperf.report.tables import FLAG_TEXT
+
+    assert set(FLAGS) == set(FLAG_TEXT)

@@ -171,7 +171,7 @@ def test_an_interrupted_seed_leaves_zero_rows(scratch_db, scale, generator_proce
         out, err = proc.communicate(timeout=DEADLINE)
         holder.rollback()
     assert proc.returncode == 130, err
-    assert err.strip().splitlines()[-1] == "folioperf: error: seeding cico interrupted: rolled back, nothing was written"
+    assert err.strip().splitlines()[-1] == "folioperf: seeding cico interrupted: rolled back, nothing was written"
     assert "Traceback" not in err
     ds = dataset.load("cico")
     for table, kind in (("mod_users.users", "user"), ("mod_inventory_storage.instance", "instance"),

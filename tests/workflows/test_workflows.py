@@ -1,19 +1,22 @@
 """The built-in PTF workflows under plain Locust (`locust -f workflows/<file>.py`) against the seeded sandbox,
 at their default settings but for shorter pauses: each records its transactions and API calls (preflights
-included) with no unexpected failure, and sends the calls of the PTF's plans (tests/workflows/ptf_sequences.py:
-the newest CICO release, the master plan's RIH), in the plans' order. Pauses and the other releases:
-test_ptf_plans.py."""
+included) with no unexpected failure, and sends the calls of the PTF's plans (derived from the plans by
+tests/workflows/derived.py: the newest CICO release, the master plan's RIH), in the plans' order. Pauses and the
+other releases: test_ptf_plans.py."""
 
 from __future__ import annotations
 
+import math
+from datetime import timedelta
 from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
 
 import psycopg
 import pytest
 
 from folioperf.seed import dataset
 from tests.locust_process import LocustRun
-from tests.workflows import ptf_sequences as ptf
+from tests.workflows import derived
 from tests.workflows.conftest import CEILING_SECONDS, FINISH_SECONDS, calls_of, finish, start_locust, workflow_args
 
 pytestmark = [pytest.mark.xdist_group("workflow-runs"), pytest.mark.long_run]  # on one xdist worker: its runs are made once
@@ -36,15 +39,15 @@ RUNS = {
     # as having missed its rate (exit 4)
     "rih": ("rih.py", ["-u", "10", "-r", "10", "-t", "20"]),
 }
-# name → {transaction: (the plan's steps, times its loop runs)}
+# name → {transaction: what the plan sends in it (None: nothing of its own)}
 SEQUENCES = {
-    "check-in-check-out": {"Check-out": (ptf.CHECK_OUT[ptf.NEWEST].steps, 1), "Check-in": (ptf.CHECK_IN[ptf.NEWEST].steps, 1)},
-    # ptf.transactions() gives the calls made before the inner "Renew loans" ended to it: all of them here
-    "renew": {"Renew loans": (ptf.RENEW_ALL.steps, RENEW_GROUP), "Renew all loans": ((), 1)},
-    "holds-patron": {"Place hold": (ptf.PLACE_HOLD["patron"].steps, 1)},
-    "holds-instance": {"Place hold": (ptf.PLACE_HOLD["instance"].steps, 1)},
-    "holds-item": {"Place hold": (ptf.PLACE_HOLD["item"].steps, 1)},
-    "rih": {"Retrieve instance and holdings": (ptf.MASTER_RETRIEVE.steps, 1)},
+    "check-in-check-out": {"Check-out": derived.cico("orchid", "check-out"), "Check-in": derived.cico("orchid", "check-in")},
+    # derived.transactions() gives the calls made before the inner "Renew loans" ended to it: all of them here
+    "renew": {"Renew loans": derived.renewal(RENEW_GROUP), "Renew all loans": None},
+    "holds-patron": {"Place hold": derived.hold("patron")},
+    "holds-instance": {"Place hold": derived.hold("instance")},
+    "holds-item": {"Place hold": derived.hold("item")},
+    "rih": {"Retrieve instance and holdings": derived.retrieve()},
 }
 
 
@@ -86,9 +89,10 @@ def test_smoke(runs, name):
     stats = run.stats()
     for transaction in SEQUENCES[name]:
         assert stats[("Transaction", transaction)]["num_requests"] > 0, transaction
-    expected_apis = set().union(*(ptf.apis(steps) for steps, _ in SEQUENCES[name].values()))
-    recorded_apis = {n for (t, n) in stats if t not in ("Transaction", "Scheduled")} - {"POST /authn/login-with-expiry"}
-    assert recorded_apis == expected_apis
+    expected = [s for plan in SEQUENCES[name].values() if plan for s in plan.calls()]
+    recorded_apis = {n for (t, n) in stats if t not in ("Transaction", "Scheduled", "Script")} - {"POST /authn/login-with-expiry"}
+    assert all(any(derived.api_matches(n, s) for s in expected) for n in recorded_apis), recorded_apis
+    assert all(any(derived.api_matches(n, s) for n in recorded_apis) for s in expected)
     assert all(stats[(t, n)]["num_requests"] > 0 for (t, n) in stats)
     assert run.failures() == [], run.failures()
     assert all(entry["num_failures"] == 0 for entry in stats.values())
@@ -96,12 +100,13 @@ def test_smoke(runs, name):
 
 @pytest.mark.parametrize("name", list(RUNS))
 def test_sends_the_ptf_sequence(runs, name):
-    recorded = ptf.transactions(calls_of(runs[name]))
+    recorded = derived.transactions(calls_of(runs[name]))
     seen = {transaction for transaction, _ in recorded}
     assert seen == set(SEQUENCES[name])
     for transaction, calls in recorded:
-        steps, loops = SEQUENCES[name][transaction]
-        problem = ptf.mismatch(calls, steps, loops=loops)
+        plan = SEQUENCES[name][transaction]
+        problem = derived.mismatch(calls, plan) if plan else (None if not [c for c in calls if c["type"] != "Script"]
+                                                               else f"calls of its own: {calls}")
         assert problem is None, f"{transaction}: {problem}"
 
 
@@ -127,3 +132,29 @@ def test_renewals_policy_outlasts_a_30_minute_2_user_run():
     renewals = policy["renewalsPolicy"]
     assert policy["renewable"] and renewals["renewFromId"] == "CURRENT_DUE_DATE"
     assert renewals["numberAllowed"] >= 4 * 24_100
+
+
+def test_check_ins_of_seeded_loans_are_overdue_and_charged_their_policy_fine(runs, seeded):
+    """cico's loans are seeded overdue, as PTF's were: each seeded loan checked in (by this module's run or
+    test_ptf_plans.py's, on the same tenant) has the one overdue fine its policy gives for the days it was late,
+    and the check-in page of this run read those accounts (`GET /accounts?query=loanId=="..."`)."""
+    loan_ids = dataset.load("cico").ids.of("loan")
+    tenant = seeded.tenant
+    with psycopg.connect(seeded.dsn) as conn:
+        closed = conn.execute(
+            f"SELECT l.id::text, (l.jsonb->>'dueDate')::timestamptz, (l.jsonb->>'returnDate')::timestamptz, p.jsonb "
+            f"FROM {tenant}_mod_circulation_storage.loan l JOIN {tenant}_mod_feesfines.overdue_fine_policy p "
+            "ON p.id = (l.jsonb->>'overdueFinePolicyId')::uuid "
+            "WHERE l.id BETWEEN %s AND %s AND l.jsonb->'status'->>'name' = 'Closed'", (loan_ids.low, loan_ids.high)).fetchall()
+        charged = dict(conn.execute(
+            f"SELECT jsonb->>'loanId', array_agg((jsonb->>'amount')::float) FROM {tenant}_mod_feesfines.accounts "
+            "WHERE jsonb->>'feeFineType' = 'Overdue fine' GROUP BY 1").fetchall())
+    assert closed
+    for loan_id, due, returned, policy in closed:
+        late = returned.replace(second=0, microsecond=0) - due.replace(second=0, microsecond=0)
+        days = math.ceil(late / timedelta(days=1))
+        assert days > 2000  # due in 2019-2020
+        assert charged.get(loan_id) == [min(policy["overdueFine"]["quantity"] * days, policy["maxOverdueFine"])], loan_id
+    read = {parse_qs(urlsplit(call["url"]).query).get("query", [""])[0]
+            for call in calls_of(runs["check-in-check-out"]) if call["name"] == "GET /accounts"}
+    assert {f'loanId=="{loan_id}"' for loan_id, *_ in closed} & read

@@ -1,0 +1,101 @@
+"""A virtual user's pause after a failed iteration, and what its failures say about the target.
+
+Locust starts a user's next task as soon as the last one ends. When FOLIO stops answering (a connection
+refused or reset, a call timed out: no HTTP answer at all), every iteration then ends at its first call, and
+the users would send thousands of calls a second into a FOLIO that may be restarting, measuring nothing but
+refusals. So a user whose iteration ended that way waits before its next one (`Backoff`): 1 s after the
+first, doubling with each such iteration in a row up to 30 s, stretched at random by up to half so that the
+users do not come back in step; an iteration that gets an answer, whatever it is, ends the back-off. That is
+at most one call a second per user, a few a minute after the first half minute. The kinds of failure are
+named, each with its own streak, so other kinds can join with their own pauses.
+
+`TargetWatch` keeps, for one process, how long the target went without answering any of its users: from the
+first call that got no answer after one that did, to the next answer. Workers send theirs to the master with
+their reports; a run whose target was silent for TARGET_DOWN_SECONDS or more in one stretch is flagged
+`target_down` (folioperf.outcome).
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+UNREACHABLE = "unreachable"  # no HTTP answer: refused, reset, timed out
+FIRST_SECONDS = 1.0
+LONGEST_SECONDS = 30.0
+TARGET_DOWN_SECONDS = 5.0  # a silence this long, in one stretch, flags the run
+
+
+class Backoff:
+    """One user's pause after failed iterations: `after(kind)` gives the seconds to wait, growing while the
+    same kind repeats; `clear()` after an iteration that got an answer."""
+
+    def __init__(self, jitter: Callable[[], float] = random.random) -> None:
+        self._kind: str | None = None
+        self._streak = 0
+        self._jitter = jitter
+
+    def after(self, kind: str) -> float:
+        self._streak = self._streak + 1 if kind == self._kind else 1
+        self._kind = kind
+        seconds = min(FIRST_SECONDS * 2 ** min(self._streak - 1, 16), LONGEST_SECONDS)
+        return seconds * (1 + self._jitter() / 2)
+
+    def clear(self) -> None:
+        self._kind, self._streak = None, 0
+
+
+class TargetWatch:
+    """How long the target went without answering (see the module docstring): this process's users call
+    `silent()` on a call that got no answer and `answered()` on one that got any; a master adds its workers'
+    (`merge`, their latest report). Times are the wall clock, so a master can put its workers' together."""
+
+    def __init__(self, clock: Callable[[], float] = time.time) -> None:
+        self._clock = clock
+        self.since: float | None = None  # this process's current silence began then
+        self.first: float | None = None  # ... its first silence of the test
+        self.longest_s = 0.0  # ... its longest silence that has ended
+        self._workers: dict[str, Mapping[str, Any]] = {}  # a master: each worker's latest `to_wire()`
+
+    def reset(self) -> None:
+        self.since = self.first = None
+        self.longest_s = 0.0
+        self._workers = {}
+
+    def silent(self) -> None:
+        if self.since is None:
+            self.since = self._clock()
+            if self.first is None:
+                self.first = self.since
+
+    def answered(self) -> None:
+        if self.since is not None:
+            self.longest_s = max(self.longest_s, self._clock() - self.since)
+            self.since = None
+
+    def to_wire(self) -> dict[str, Any]:
+        return {"since": self.since, "first": self.first, "longest_s": self.longest_s}
+
+    def merge(self, client_id: str, wire: Mapping[str, Any] | None) -> None:
+        if wire:
+            self._workers[client_id] = wire
+
+    def _all(self) -> list[Mapping[str, Any]]:
+        return [self.to_wire(), *self._workers.values()]
+
+    def silent_s(self) -> float:
+        """How long the target has been silent, as the process silent longest finds it (0: it answers)."""
+        sinces = [w["since"] for w in self._all() if w.get("since") is not None]
+        return self._clock() - min(sinces) if sinces else 0.0
+
+    def longest(self) -> float:
+        """The longest silence any process found, the current one included."""
+        now = self._clock()
+        return max(max(w.get("longest_s") or 0.0, now - w["since"] if w.get("since") is not None else 0.0)
+                   for w in self._all())
+
+    def first_silence(self) -> float | None:
+        firsts = [w["first"] for w in self._all() if w.get("first") is not None]
+        return min(firsts) if firsts else None

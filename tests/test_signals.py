@@ -1,0 +1,152 @@
+"""Ctrl-C (SIGINT to `folioperf run`, as a terminal sends it) at every stage of a run: each ends with exit code
+130 and a line that says what happened — what was undone, whether anything ran, where the results are."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import threading
+import uuid
+
+import psutil
+import psycopg
+import pytest
+
+from folioperf import results
+from folioperf.db import database_name, ensure_database, with_database
+from folioperf.outcome import EXIT_INTERRUPTED
+from tests.locust_process import (SEEDS_FULL_CICO, WORKFLOWS, folioperf, free_port, results_in, served, start_run,
+                                  wait_for)
+
+BROWSE = str(WORKFLOWS / "browse.py")
+SEEDING = ("SELECT count(*) FROM pg_stat_activity WHERE datname = %s AND application_name = 'folioperf-seed' "
+           "AND query ILIKE 'COPY%%'")
+
+
+def interrupted(proc: subprocess.Popen, sig: int = signal.SIGINT) -> str:
+    """Send `sig` to `folioperf run` and return all it printed."""
+    proc.send_signal(sig)
+    try:
+        output, _ = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+    return output
+
+
+def copying(dsn: str) -> bool:
+    """Whether seeding (or a reset) is COPYing records into this database now (not another test's)."""
+    with psycopg.connect(with_database(dsn, "postgres"), autocommit=True) as conn:
+        return conn.execute(SEEDING, (database_name(dsn),)).fetchone()[0] > 0
+
+
+def locust_children(proc: subprocess.Popen) -> list[psutil.Process]:
+    try:
+        return [c for c in psutil.Process(proc.pid).children() if "folioperf.locust_main" in c.cmdline()]
+    except psutil.NoSuchProcess:
+        return []
+
+
+@pytest.mark.long_run(40)
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_while_seeding_nothing_is_written_and_nothing_runs(sig, folio_postgres, tmp_path):
+    dsn = with_database(folio_postgres, f"folioperf_test_signal_{uuid.uuid4().hex[:8]}")
+    ensure_database(dsn)
+    proc = start_run(["check-in-check-out", "--users", "2", "--duration", "30s", "--db", dsn, "--results", "out"],
+                     tmp_path)
+    wait_for(lambda: copying(dsn) or proc.poll() is not None, "seeding to begin", timeout=180)
+    output = interrupted(proc, sig)
+    assert proc.returncode == EXIT_INTERRUPTED, output
+    assert "folioperf: seeding cico interrupted: rolled back, nothing was written" in output
+    assert "Traceback" not in output and not locust_children(proc) and not results_in(tmp_path / "out")
+    with psycopg.connect(dsn) as conn:  # the sandbox's schemas are there; not one seeded user
+        assert conn.execute("SELECT count(*) FROM diku_mod_users.users").fetchone()[0] <= 1  # its admin
+
+
+@SEEDS_FULL_CICO
+@pytest.mark.long_run(60)
+def test_while_resetting_the_dataset_is_left_as_it_was(run_dsn, tmp_path):
+    for command in (("sandbox", "init"), ("seed", "cico")):  # seeded once for the group
+        seeded = folioperf(*command, "--db", run_dsn, cwd=tmp_path, timeout=400)
+        assert seeded.returncode == 0, seeded.stderr
+    proc = start_run(["check-in-check-out", "--users", "2", "--duration", "30s", "--db", run_dsn, "--results", "out"],
+                     tmp_path)
+    wait_for(lambda: copying(run_dsn) or proc.poll() is not None, "the reset to begin", timeout=180)
+    output = interrupted(proc)
+    assert proc.returncode == EXIT_INTERRUPTED, output
+    assert "folioperf: reset of cico interrupted: rolled back, nothing was changed" in output
+    assert "Traceback" not in output and not results_in(tmp_path / "out")
+    again = folioperf("reset", "cico", "--db", run_dsn, cwd=tmp_path, timeout=400)  # the dataset is whole
+    assert again.returncode == 0, again.stderr
+
+
+def test_while_locust_starts_nothing_runs_and_nothing_is_written(folio_sandbox, tmp_path):
+    """A master waiting for its workers (none come): the test never started."""
+    proc = start_run([BROWSE, "--users", "2", "--duration", "30s", "--master", "--expect-workers", "1",
+                      "--master-port", str(free_port()), "--okapi-url", folio_sandbox.url, "--results", "out"], tmp_path)
+    wait_for(lambda: locust_children(proc), "the Locust master")
+    output = interrupted(proc)
+    assert proc.returncode == EXIT_INTERRUPTED, output
+    assert "interrupted before the test started: nothing ran, no results were written" in output
+    assert "stopping: the results are being written" not in output and "Traceback" not in output
+    assert not results_in(tmp_path / "out")
+
+
+def test_during_the_ramp_up_the_results_so_far_are_written_flagged_interrupted(folio_sandbox, tmp_path):
+    proc = start_run([BROWSE, "--users", "4", "--spawn-rate", "0.2", "--duration", "60s",
+                      "--okapi-url", folio_sandbox.url, "--results", "out"], tmp_path)
+    base = served(folio_sandbox, "GET /groups")
+    wait_for(lambda: served(folio_sandbox, "GET /groups") > base + 5, "the first user's load")
+    output = interrupted(proc)
+    assert proc.returncode == EXIT_INTERRUPTED, output
+    assert "interrupted: stopping the test and writing its results" in output and "Traceback" not in output
+    (path,) = results_in(tmp_path / "out")
+    res = results.load(path)
+    assert res.run.flags.interrupted and res.run.exit_code == EXIT_INTERRUPTED and res.run.users < 4
+    assert not res.run.flags.ramp_incomplete  # the interruption says it, not a ramp that fell short
+    assert output.rstrip().endswith("exit code 130")
+
+
+@pytest.mark.long_run(25)
+def test_during_the_final_reports_the_results_are_written_flagged_interrupted(folio_sandbox, tmp_path):
+    """A worker freezes as the master collects the final reports (up to the stop timeout and 10 s): Ctrl-C then
+    ends the wait, and the results are written with what came in."""
+    fault = tmp_path / "fault"
+    proc = start_run([BROWSE, "--users", "4", "--duration", "6s", "--workers", "2", "--okapi-url", folio_sandbox.url,
+                      "--results", "out"], tmp_path, FOLIOPERF_TEST_AT_STOP=str(fault))
+    victim = None
+    try:
+        workers = wait_for(lambda: (lambda w: w if len(w) == 2 else None)(
+            [c for c in psutil.Process(proc.pid).children() if "--worker" in c.cmdline()]), "two workers")
+        victim = workers[0]
+        fault.write_text(f"{victim.pid} SIGSTOP")
+        wait_for(lambda: victim.status() == psutil.STATUS_STOPPED, "the final reports", timeout=60)
+        threading.Timer(3, lambda: victim.is_running() and victim.resume()).start()
+        output = interrupted(proc)
+    finally:
+        proc.kill()
+        if victim is not None and victim.is_running():
+            victim.resume()
+    assert proc.returncode == EXIT_INTERRUPTED, output
+    assert "interrupted: stopping the test and writing its results" in output
+    assert "Traceback" not in output and "unexpected state" not in output
+    (path,) = results_in(tmp_path / "out")
+    res = results.load(path)
+    assert res.run.flags.interrupted and res.entry("Transaction", "Browse").count > 0
+    assert json.loads((path / "run.json").read_text())["exit_code"] == EXIT_INTERRUPTED
+
+
+def test_twice_stops_at_once_with_the_same_code(folio_sandbox, tmp_path):
+    """The second Ctrl-C comes as the master lingers after its summary (it printed "exit code 130"): the run
+    still ends with 130, not the 137 of the master it killed, and says where the results are."""
+    proc = start_run([BROWSE, "--users", "2", "--duration", "60s", "--okapi-url", folio_sandbox.url,
+                      "--results", "out"], tmp_path, FOLIOPERF_TEST_EXIT_YIELD="30")
+    base = served(folio_sandbox, "GET /groups")
+    wait_for(lambda: served(folio_sandbox, "GET /groups") > base + 5, "the load")
+    proc.send_signal(signal.SIGINT)
+    (path,) = wait_for(lambda: results_in(tmp_path / "out"), "the results")
+    proc.send_signal(signal.SIGINT)
+    output, _ = proc.communicate(timeout=60)
+    assert proc.returncode == EXIT_INTERRUPTED, output
+    assert output.splitlines()[-1] == ("folioperf: stopped at once (Ctrl-C twice): the results were written before, "
+                                       f"to out/{path.name}")

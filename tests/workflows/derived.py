@@ -1,0 +1,324 @@
+"""What the PTF's JMeter plans send and wait, derived from the plans themselves (tests/fixtures/jmx/, copies of
+folio-org/perf-testing at commit e3c4df93e0fdb21450aaeddc6566d034704e71ba) by folioperf.jmx with JMeter's
+rules, never written down by hand: per workflow transaction and plan, every sampler in the order a JMeter
+thread runs it (CORS preflights and script steps included), the timers that fire before it, and the
+transactions around it. Tests compare the calls and pauses a workflow makes against the sandbox with these.
+
+How a plan's variables are matched in the URLs folioperf sends (VALUES): an id is a UUID (or the plans'
+NOT_FOUND, which an extractor leaves when a response lacks it), a barcode any barcode, an HRID an HRID; the
+loan-policy look-ups send `(id=="")`, because the plans extract the policy id from the check-out's preflight,
+whose response has no body, and the extractor's default value is empty (e.g. Orchid lines 3134-3143).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from urllib.parse import parse_qsl, unquote, urlsplit
+
+from folioperf import jmx
+from folioperf.jmeter import AS_RUN, Delay
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "jmx"
+CICO_DIR = "workflows-scripts/circulation/check-in-check-out"
+CICO_PLANS = {
+    "honeysuckle": f"{CICO_DIR}/Honeysuckle/circulation_checkInCheckOut.jmx",
+    "kiwi": f"{CICO_DIR}/Kiwi/circulation_checkInCheckOut.jmx",
+    "lotus": f"{CICO_DIR}/Lotus/circulation_checkInCheckOut.jmx",
+    "morning-glory": f"{CICO_DIR}/MorningGlory/circulation_checkInCheckOut_mg.jmx",
+    "nolana": f"{CICO_DIR}/Nolana/circulation_checkInCheckOut_nolana.jmx",
+    "orchid": f"{CICO_DIR}/Orchid/circulation_checkInCheckOut_orchid.jmx",
+}
+RELEASES = tuple(CICO_PLANS)
+MASTER = "workflows-scripts/master-script-updated/master-script-longevity.jmx"
+RENEWAL = "workflows-scripts/users/users-loan-renewal/users_loanRenewals.jmx"
+HOLDS = {
+    "patron": ("api-scripts/request/place-holds/placeHolds_placeHolds.jmx", "Place an instance-level request"),
+    "instance": ("api-scripts/request/place-holds/placeHolds_circulationInstanceLevel.jmx", "Place an instance-level request"),
+    "item": ("api-scripts/request/place-holds/placeHolds_circulationItemLevel.jmx", "Place an item-level request"),
+}
+TRANSACTION_CONTROLLERS = {"check-out": "Check-Out Controller", "check-in": "Check-In Controller"}
+
+_UUID = "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+_ID = f"(?:{_UUID}|NOT_FOUND)"
+_BARCODE = '[^"&)]+'
+VALUES = {name: _ID for name in ("userID", "user_id", "userId", "user_Id", "patronGroup", "servicePoints_Id",
+                                  "servicePointId", "itemId", "item_id", "loan_Id", "lostItemPolicy_Id", "user",
+                                  "instanceID", "instance_id")}
+VALUES.update({name: _BARCODE for name in ("user_barcode", "item_barcode_availiable", "item_barcodes_checkedout",
+                                            "userBarcode", "itemBarcode")})
+VALUES.update({"instance_hrid": "[A-Za-z0-9]+", "loanPolicy_Id": ""})
+_VARIABLE = re.compile(r"\$\{([^{}]*)\}")
+
+
+@cache
+def plan(path: str) -> jmx.Plan:
+    return jmx.read(FIXTURES / path)
+
+
+@dataclass(frozen=True)
+class Derived:
+    """One transaction (or iteration) of a plan as JMeter runs it: `events` are folioperf.jmx.walk's (samples,
+    and the starts and ends of transactions and parallel blocks)."""
+
+    source: str
+    lines: tuple[int, int]
+    events: tuple
+    variables: dict
+
+    @property
+    def samples(self) -> list[jmx.Sample]:
+        return [e for e in self.events if isinstance(e, jmx.Sample)]
+
+    def calls(self, *, preflight: bool = True) -> list[jmx.Sample]:
+        return [s for s in self.samples if s.kind == "http" and (preflight or s.method != "OPTIONS")]
+
+    def scripts(self) -> list[str]:
+        return [s.name for s in self.samples if s.kind == "script"]
+
+    def apis(self, *, preflight: bool = True) -> set[str]:
+        return {api(s) for s in self.calls(preflight=preflight)}
+
+    def pauses(self, sample: jmx.Sample, mode: str = AS_RUN) -> list[Delay]:
+        return sample.pauses(mode, self.variables)
+
+    def slots(self, *, preflight: bool = True) -> list[list[jmx.Sample]]:
+        """The calls in order, one per slot, but for those of a parallel block, which share one: JMeter sends
+        them at once, so they may arrive in any order."""
+        out: list[list[jmx.Sample]] = []
+        parallel: list[jmx.Sample] | None = None
+        for e in self.events:
+            if isinstance(e, tuple):
+                if e[1].kind == "parallel":
+                    if e[0] == "start":
+                        parallel = []
+                    else:
+                        out += [parallel] if parallel else []
+                        parallel = None
+                continue
+            if e.kind != "http" or (not preflight and e.method == "OPTIONS"):
+                continue
+            if parallel is not None:
+                parallel.append(e)
+            else:
+                out.append([e])
+        return out
+
+    def transaction_names(self) -> list[str]:
+        return [e[1].name for e in self.events if isinstance(e, tuple) and e[0] == "start" and e[1].kind == "transaction"]
+
+
+def _derive(path: str, node: jmx.Node, decide=jmx.default_decide) -> Derived:
+    p = plan(path)
+    return Derived(path, node.lines, tuple(jmx.walk(node, decide, p.variables)), p.variables)
+
+
+def cico(release: str, page: str, *, master: bool = False) -> Derived:
+    """A check-out or check-in transaction of a release's plan (or of the master plan's CICO group), as the
+    thread group runs it (module controllers resolved)."""
+    path = MASTER if master else CICO_PLANS[release]
+    group = plan(path).thread_group("CICO" if master else "User-flow")
+    return _derive(path, jmx.find(group, TRANSACTION_CONTROLLERS[page], "transaction"))
+
+
+def cico_iteration(page: str, *, master: bool = False, release: str = "orchid") -> Derived:
+    """One iteration of the CICO loop that takes `page`: its script steps, then the transaction."""
+    path = MASTER if master else CICO_PLANS[release]
+    group = plan(path).thread_group("CICO" if master else "User-flow")
+    loop = group if master else jmx.find(group, "LC", "loop")
+    wanted = "checkin" if page == "check-in" else "checkout"
+    return _derive(path, loop, lambda b: f'"{wanted}"' in b.prop("IfController.condition") if b.kind == "if" else 1)
+
+
+def renewal(loans: int, *, master: bool = False) -> Derived:
+    """One iteration of the loan renewal plan (or the master plan's RENEW group) for a borrower with `loans`
+    listed loans (its While loop runs once per listed loan)."""
+    path = MASTER if master else RENEWAL
+    name = "RENEW_Users Loan Renewal " if master else "Users loan Renewal workflow Thread Group"
+    return _derive(path, plan(path).thread_group(name), lambda b: loans if b.kind == "while" else 1)
+
+
+def hold(variant: str) -> Derived:
+    path, group = HOLDS[variant]
+    return _derive(path, plan(path).thread_group(group))
+
+
+def retrieve() -> Derived:
+    """The master plan's RIH group (folioperf's rih follows it: the HRID, not the stand-alone plan's UUID)."""
+    return _derive(MASTER, plan(MASTER).thread_group("RIH Retrieving Instances Holdings Group"))
+
+
+# -- what a sample is, in folioperf's terms -----------------------------------------------------------------
+
+def api(sample: jmx.Sample) -> str:
+    """The record name folioperf gives the call: `METHOD /path`, a variable segment as `{...}`."""
+    path = "/" + unquote(sample.path.split("?", 1)[0]).lstrip("/")
+    return f"{sample.method} " + "/".join("{id}" if _VARIABLE.search(part) else part for part in path.split("/"))
+
+
+def api_matches(name: str, sample: jmx.Sample) -> bool:
+    """Whether folioperf's record name is the sample's: the same method and segments, a variable segment of the
+    plan's against a `{...}` of folioperf's (`{id}`, `{instanceId}`)."""
+    method, _, path = name.partition(" ")
+    want = api(sample).split(" ", 1)[1].split("/")
+    got = path.split("/")
+    return method == sample.method and len(got) == len(want) and all(
+        g == w or (w == "{id}" and g.startswith("{") and g.endswith("}")) for g, w in zip(got, want))
+
+
+def url(sample: jmx.Sample) -> str:
+    """The sample's path and query as JMeter sends them, percent-decoded, variables left as `${...}`."""
+    path, _, query = sample.path.partition("?")
+    pairs = [p.split("=", 1) if "=" in p else [p, ""] for p in query.split("&") if p]
+    pairs += [[k, v] for k, v in sample.params]
+    text = "/" + unquote(path).lstrip("/")
+    return text + ("?" + "&".join(f"{unquote(k)}={unquote(v)}" for k, v in pairs) if pairs else "")
+
+
+def _pattern(template: str) -> re.Pattern:
+    out, last = [], 0
+    for m in _VARIABLE.finditer(template):
+        out.append(re.escape(template[last:m.start()]))
+        if m.group(1) not in VALUES:
+            raise KeyError(f"the plan's variable {m.group(0)} has no value pattern in tests/workflows/derived.py")
+        out.append(VALUES[m.group(1)])
+        last = m.end()
+    out.append(re.escape(template[last:]))
+    return re.compile("".join(out) + "$")
+
+
+def _spaces(text: str) -> str:
+    return " ".join(text.split())  # CQL does not care how many spaces separate its terms
+
+
+def decoded(sent: str) -> str:
+    """A request URL's path and query string, percent-decoded (a `+` as a space)."""
+    parts = urlsplit(sent)
+    query = "&".join(f"{k}={v}" for k, v in parse_qsl(parts.query, keep_blank_values=True))
+    return unquote(parts.path) + (f"?{query}" if query else "")
+
+
+def url_matches(sent: str, sample: jmx.Sample) -> bool:
+    """Whether a sent URL is the sample's: the same path, the same query parameters with the same values in
+    any order, whitespace in values compared as CQL reads it, each variable matched by VALUES."""
+    template = url(sample)
+    want_path, _, want_query = template.partition("?")
+    got = urlsplit(sent)
+    if not _pattern(want_path).match(unquote(got.path)):
+        return False
+    have = sorted((k, _spaces(v)) for k, v in parse_qsl(got.query, keep_blank_values=True))
+    want = sorted((k, _spaces(v)) for k, v in (p.split("=", 1) for p in want_query.split("&") if p))
+    return [k for k, _ in have] == [k for k, _ in want] and all(
+        _pattern(w).match(h) for (_, h), (_, w) in zip(have, want))
+
+
+@dataclass(frozen=True)
+class Body:
+    """A POST body's fields as the plan writes them: names (nested ones dotted) in order, those with a fixed
+    value, those filled by `${__time(pattern)}` with the pattern, and pairs that always carry one value."""
+
+    fields: tuple[str, ...]
+    fixed: dict
+    dates: dict
+    same: tuple[tuple[str, str], ...]
+
+
+def body(sample: jmx.Sample) -> Body:
+    text = sample.body or ""
+    markers: dict[str, str] = {}
+
+    def mark(m: re.Match) -> str:
+        key = f"@@{len(markers)}@@"
+        markers[key] = m.group(1)
+        return key
+
+    parsed = json.loads(_VARIABLE.sub(mark, text))
+    flat: dict[str, str] = {}
+
+    def walk(obj: dict, prefix: str = "") -> None:
+        for k, v in obj.items():
+            if isinstance(v, dict):
+                walk(v, f"{prefix}{k}.")
+            else:
+                flat[prefix + k] = v
+
+    walk(parsed)
+    variable = {f: markers[v] for f, v in flat.items() if isinstance(v, str) and v in markers}
+    dates = {f: name[len("__time("):-1] for f, name in variable.items() if name.startswith("__time(")}
+    same = tuple((a, b) for i, a in enumerate(variable) for b in list(variable)[i + 1:] if variable[a] == variable[b])
+    fixed = {f: v for f, v in flat.items() if f not in variable}
+    return Body(tuple(flat), fixed, dates, same)
+
+
+# -- comparing recorded calls (tests/fixtures/locust_call_log.py) -------------------------------------------
+
+def transactions(recorded: list[dict]) -> list[tuple[str, list[dict]]]:
+    """(transaction, its calls, script steps and fake-clock pauses in order) for every transaction recorded, each
+    user's apart; logins and the open model's Scheduled records left out. A nested transaction's entries are
+    its own only: the enclosing one gets what was recorded after the inner one ended."""
+    pending: dict[int, list[dict]] = {}
+    done: list[tuple[str, list[dict]]] = []
+    for entry in recorded:
+        if entry["type"] == "Scheduled" or entry["name"].startswith("POST /authn/"):
+            continue
+        if entry["type"] == "Transaction":
+            done.append((entry["name"], pending.pop(entry["user"], [])))
+        else:
+            pending.setdefault(entry["user"], []).append(entry)
+    return done
+
+
+def mismatch(recorded: list[dict], derived: Derived, *, preflight: bool = True) -> str | None:
+    """Why the recorded calls differ from the plan's (None: the same names and URLs in the same order, a
+    parallel block's in any order among themselves). Pauses and script steps are left aside."""
+    return _match(recorded, derived, preflight)[1]
+
+
+def pause_mismatch(recorded: list[dict], derived: Derived, mode: str, *, preflight: bool = True) -> str | None:
+    """Why the fake-clock pauses recorded before each call differ from the timers JMeter fires before it, read
+    in `mode` (None: the same kind, bounds and mean, THINK_OFFSET 0); a pause belongs to the next call made in
+    the same greenlet, so a parallel block's calls each keep their own."""
+    pairs, problem = _match(recorded, derived, preflight)
+    if problem:
+        return problem
+    taken: dict[int, list[tuple]] = {}
+    before: dict[int, list[tuple]] = {}
+    for entry in recorded:
+        if entry["type"] == "Pause":
+            taken.setdefault(entry["branch"], []).append(_shape(entry["kind"], entry["low"], entry["high"], entry["mean"]))
+        elif entry["type"] not in ("Script",):
+            before[id(entry)] = taken.pop(entry["branch"], [])
+    for entry, sample in pairs:
+        want = sorted(_shape(d.kind, d.low, d.high, d.mean) for d in derived.pauses(sample, mode))
+        if sorted(before[id(entry)]) != want:
+            return f"before {api(sample)} {url(sample)!r} (line {sample.lines[0]}): pauses {before[id(entry)]}, the plan's {want}"
+    left = [p for ps in taken.values() for p in ps]
+    return f"pauses {left} after the last call" if left else None
+
+
+def _shape(kind: str, low: float, high: float, mean: float) -> tuple:
+    """A pause as (kind, low, high, mean) in whole ms: a constant pause is a uniform one of no range."""
+    return ("uniform" if kind == "constant" else kind, round(low), round(high) if high != float("inf") else "inf", round(mean))
+
+
+def _match(recorded: list[dict], derived: Derived, preflight: bool) -> tuple[list[tuple[dict, jmx.Sample]], str | None]:
+    made = [e for e in recorded if e["type"] not in ("Pause", "Script")]
+    slots = derived.slots(preflight=preflight)
+    wanted = sum(len(slot) for slot in slots)
+    if len(made) != wanted:
+        return [], (f"{len(made)} calls {[c['name'] for c in made]} != {wanted} "
+                    f"{[api(s) for slot in slots for s in slot]}")
+    pairs: list[tuple[dict, jmx.Sample]] = []
+    for slot in slots:
+        left = list(slot)
+        for entry in made[len(pairs):len(pairs) + len(slot)]:
+            found = next((s for s in left if api_matches(entry["name"], s) and url_matches(entry["url"], s)), None)
+            if found is None:
+                return pairs, (f"call {len(pairs) + 1}: {entry['name']} {decoded(entry['url'])!r} is not "
+                               f"{' or '.join(f'{api(s)} {url(s)!r} (line {s.lines[0]})' for s in left)}")
+            left.remove(found)
+            pairs.append((entry, found))
+    return pairs, None

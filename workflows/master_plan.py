@@ -1,0 +1,20 @@
+"""What the PTF master plan's groups share (folio-org/perf-testing,
+workflows-scripts/master-script-updated/master-script-longevity.jmx): the plan-wide header manager every call
+carries (lines 894-946: a Chrome 111 browser's headers, JSON in and out), the tenant and token aside."""
+
+from __future__ import annotations
+
+MASTER_HEADERS = {
+    "sec-ch-ua": '"Google Chrome";v="111", "Not(A:Brand";v="8", "Chromium";v="111"',
+    "sec-ch-ua-mobile": "?0",
+    "sec-ch-ua-platform": '"Windows"',
+    "User-Agent": ("Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) "
+                   "Chrome/111.0.0.0 Safari/537.36"),
+    "Accept-Language": "en-US",
+    "Sec-Fetch-Site": "same-site",
+    "Sec-Fetch-Mode": "cors",
+    "Sec-Fetch-Dest": "empty",
+    "Accept-Encoding": "gzip, deflate, br",
+    "Content-Type": "application/json",
+    "Accept": "application/json",
+}
