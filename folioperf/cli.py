@@ -28,6 +28,7 @@ _COMMANDS = (  # in the order `folioperf --help` lists them: the main job first
     "folioperf.workflow_cli",
     "folioperf.scaffold",
     "folioperf.report.cli",
+    "folioperf.servers.cli",
     "folioperf.data_cli",
     "folioperf.sandbox.cli",
     "folioperf.db_cli",

@@ -49,6 +49,9 @@ from folioperf.errors import FolioperfError, is_raised
 from folioperf.metrics import ERROR, TRANSACTION, Metrics, locust_bucket
 from folioperf.okapi import Okapi
 from folioperf.rates import RateStatus
+from folioperf.servers.collector import Collector
+from folioperf.servers.series import ServerMetrics
+from folioperf.servers.sources import make_source
 from folioperf.target_info import TargetInfo, target_info
 from folioperf.options import Settings
 from folioperf.outcome import EXIT_INTERRUPTED, EXIT_NOT_RECORDED, EXIT_TARGET_DOWN, Flags, exit_code
@@ -94,6 +97,7 @@ class TestRecord:
     target: TargetInfo | None = None  # platform, module versions, release
     served_before: dict[str, int] | None = None  # the sandbox's request counters when the test started
     dbmon: DbMonitor | None = None
+    servers: Collector | None = None  # the server metrics' collector (master or local only)
     spool: results.TimeseriesSpool | None = None  # its settled windows, in its partial directory with the checkpoints
     untraced_said: bool = False  # --trace: the target sends no trace headers, and the user was told
     users_missing_s: float = 0.0  # after full load: seconds with fewer users running than asked
@@ -436,6 +440,7 @@ class FolioRun:
                                         duration_s=float(run_time) if run_time else None)
         if self.db_dsn:
             record.dbmon = self._start_dbmon()
+        record.servers = self._start_servers(record)
         if self.settings.sandbox_pid:
             record.served_before = self._served()
         gevent.spawn(self._watch, record)
@@ -604,14 +609,28 @@ class FolioRun:
 
     def _start_dbmon(self) -> DbMonitor | None:
         assert self.db_dsn is not None
-        monitor = DbMonitor(self.db_dsn, sandbox_pid=self.settings.sandbox_pid,
-                            create_extension=bool(self.settings.sandbox_pid))
+        monitor = DbMonitor(self.db_dsn, create_extension=bool(self.settings.sandbox_pid))
         try:
             monitor.start()
         except FolioperfError as exc:
             log.warning("no database insight for this run: %s", exc)
             return None
         return monitor
+
+    def _start_servers(self, record: TestRecord) -> Collector | None:
+        """The servers' metrics, collected here (the master or the one local process) during the test."""
+        s = self.settings
+        try:
+            source = make_source(s.server_metrics, queries=s.server_metrics_queries, dsn=self.db_dsn,
+                                 sandbox_pid=s.sandbox_pid)
+        except FolioperfError as exc:
+            log.warning("no server metrics for this run: %s", exc)
+            return None
+        if source is None:
+            return None
+        collector = Collector(source, s.server_metrics_step)
+        collector.start(record.start)
+        return collector
 
     def _start_live(self, record: TestRecord) -> None:
         names = ", ".join(w.name for w in self.workflows) or "locust"
@@ -649,6 +668,7 @@ class FolioRun:
                 self.live.stop()
                 self.live = None
             db = self._stop_dbmon(record)
+            server = self._stop_servers(record)
             if self.metrics.stopped is None:
                 self.metrics.stop()
             snapshot = self.metrics.snapshot()
@@ -693,7 +713,8 @@ class FolioRun:
                                       _by_api(served, [e.name for e in snapshot.apis()]))
                 html = self._locust_html()
                 path = results.write(self.settings.results_dir, info, snapshot, report_html=html, db=db,
-                                     secrets=self._secrets(), timeseries=record.spool.written() if record.spool else None)
+                                     server=server, secrets=self._secrets(),
+                                     timeseries=record.spool.written() if record.spool else None)
                 if record.spool is not None:  # written whole: the partial directory has served
                     record.spool.close()
                     shutil.rmtree(record.spool.directory, ignore_errors=True)
@@ -726,6 +747,15 @@ class FolioRun:
             return record.dbmon.stop()
         except Exception as exc:
             log.warning("database insight lost: %s", exc)
+            return None
+
+    def _stop_servers(self, record: TestRecord) -> ServerMetrics | None:
+        if record.servers is None:
+            return None
+        try:
+            return record.servers.stop(datetime.now(timezone.utc))
+        except Exception as exc:
+            log.warning("server metrics lost: %s", exc)
             return None
 
     def _secrets(self) -> list[str]:

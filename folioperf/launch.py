@@ -48,6 +48,7 @@ from folioperf.console import console
 from folioperf.errors import FolioperfError
 from folioperf.outcome import EXIT_INTERRUPTED
 from folioperf.options import CLI_OPTIONS, LOCUST_FLAGS, RUN_OPTIONS, Settings, format_duration, run_argv, split_address
+from folioperf.servers.sources import check as check_server_metrics
 from folioperf.wording import plural
 
 err = console(stderr=True)
@@ -275,6 +276,7 @@ def plan(args: argparse.Namespace) -> Plan:
         read_pools_file(args.pools)
     _check_results_dir(args.results_dir)
     _check_prometheus(args)
+    check_server_metrics(args.server_metrics, args.server_metrics_queries, sandbox=not args.okapi_url)
     return Plan(spec, units, extra, users, spawn_rate, chosen_scenario)
 
 
