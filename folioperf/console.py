@@ -142,7 +142,10 @@ class LiveView:
     def _logs_above(self) -> None:
         """While the view runs, log lines go through its console, above it: the handlers Locust set up hold
         the terminal's stream itself, and a line written there would land inside the view and push its
-        frame down a line at every refresh."""
+        frame down a line at every refresh. A log or pipe gets no frame but the last, at the end: its lines are
+        left alone there (the console would wrap them at its width)."""
+        if not self.console.is_terminal:
+            return
         terminal = {id(sys.stderr), id(sys.__stderr__), id(sys.stdout), id(sys.__stdout__)}
         for logger in (logging.getLogger(), *(logging.getLogger(n) for n in list(logging.root.manager.loggerDict))):
             for handler in getattr(logger, "handlers", ()):
