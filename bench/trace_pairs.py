@@ -1,12 +1,15 @@
 """Shared by bench/locust_bare.py and bench/locust_folio.py (Locust puts a locustfile's directory on the
 path): with GENERATOR_BENCH_TRACE=1, keep per GET the client's response time next to the time the
 sandbox (started with --trace-headers) reports in its X-Okapi-Trace lines: its auth filter's hop plus
-mod-users' hop. Imports nothing of folioperf, so the bare side stays bare."""
+mod-users' hop, read by folioperf's reader (folioperf.okapi_trace, which loads nothing else of folioperf: the
+bare side stays bare)."""
 
 from __future__ import annotations
 
 import os
 from typing import Any
+
+from folioperf.okapi_trace import breakdown, header_lines
 
 GROUP = "bdc2b6d4-5ceb-4a12-ab46-249b9a68473e"  # the sandbox's "undergrad" patron group
 GET_NAME = "GET /groups/{id}"
@@ -27,12 +30,6 @@ def trace_pairs(environment: Any) -> list[tuple[float, int]]:
 
 
 def _sandbox_us(response: Any) -> int | None:
-    """The sum of the response's X-Okapi-Trace hops (one header per line: geventhttpclient's headers keep
-    them apart, requests' raw urllib3 headers too)."""
-    headers = getattr(response, "headers", None)
-    getlist = getattr(headers, "getlist", None) or getattr(getattr(getattr(response, "raw", None), "headers", None),
-                                                           "getlist", None)
-    if getlist is None:
-        return None
-    hops = [line for line in getlist("X-Okapi-Trace") if line.endswith("us")]
-    return sum(int(line.rsplit(" ", 1)[1][:-2]) for line in hops) if hops else None
+    """The time of the response's modules by its X-Okapi-Trace lines (for this GET, its chain's hops)."""
+    parts = breakdown(header_lines(response.headers), 0)  # a response time of 0: no gateway part
+    return sum(us for us, _ in parts.values()) if parts else None

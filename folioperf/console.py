@@ -7,8 +7,9 @@ failures and rate; transactions first, then the open model's latencies from the 
 calls, then tasks' errors.
 
 Both fit the terminal: a name that leaves no room for the numbers gets a line of its own above them, so
-nothing is cut mid-word at 80 columns, and a wide terminal shows one line per entry. Output to a pipe or a
-log is laid out for 200 columns, so API names and paths are never wrapped there.
+nothing is cut mid-word at 80 columns, and a wide terminal shows one line per entry. The summary's number
+columns are as wide as their widest value, so numbers never run together. Output to a pipe or a log is laid
+out for 200 columns, so API names and paths are never wrapped there.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console, Group
+from rich.cells import cell_len
+from rich.console import Console, Group, RenderableType
 from rich.file_proxy import FileProxy
 from rich.live import Live
 from rich.progress_bar import ProgressBar
@@ -31,7 +33,8 @@ from folioperf.metrics import ERROR, SCHEDULED, SCRIPT, TRANSACTION
 from folioperf.wording import plural
 
 PIPE_WIDTH = 200  # a log or pipe has no width: lay it out wide rather than at rich's default 80
-_NUMBER_WIDTHS = (9, 9, 9, 8, 8, 8, 8)  # Requests, Failures, Average, 50th, 75th, 95th, req/s
+_NUMBERS = ("Requests", "Failures", "Average", "50th", "75th", "95th", "req/s")  # the summary's columns after the name
+_GAP = 2  # spaces before each of them
 _KINDS = ((TRANSACTION, "Transactions"), (SCHEDULED, "From the scheduled start (open model)"),
           (None, "API calls"), (SCRIPT, "Script steps (JSR223 samplers JMeter counts)"), (ERROR, "Errors in tasks"))
 
@@ -63,37 +66,49 @@ def _named(request_type: str, name: str) -> str:
     return name if _kind(request_type) is None else f"{request_type} {name}"
 
 
-def rows(entries: Iterable[dict], width: int, header: str) -> list[Text]:
-    """The summary's lines for stats.json-shaped entries at `width` columns (see the module docstring)."""
-    entries = list(entries)
-    numbers = sum(_NUMBER_WIDTHS)
-    longest = max((len(e["name"]) for e in entries), default=0)
-    name_width = max(min(longest, width - numbers - 2), len(header) - 2, 16)
-    heads = ("Requests", "Failures", "Average", "50th", "75th", "95th", "req/s")
-    lines = [Text(f"{header:<{name_width + 2}}" + "".join(f"{h:>{w}}" for h, w in zip(heads, _NUMBER_WIDTHS)),
-                  style="bold")]
+def summary(entries: Iterable[dict], width: int, header: str) -> Group:
+    """The summary table of stats.json-shaped entries at `width` columns (see the module docstring): rich tables
+    of one layout, split where a name has a line of its own."""
     by_kind: dict[str | None, list[dict]] = {}
     for e in entries:
         by_kind.setdefault(_kind(e["type"]), []).append(e)
-    for kind, title in _KINDS:
-        group = sorted(by_kind.get(kind, []), key=lambda e: e["name"])
-        if not group:
-            continue
-        lines.append(Text(title, style="bold underline"))
+    sections = [(title, sorted(by_kind[kind], key=lambda e: e["name"])) for kind, title in _KINDS if kind in by_kind]
+    numbers = {id(e): _numbers(e) for _, group in sections for e in group}
+    widths = [max([len(head), *(len(values[k]) for values in numbers.values())]) for k, head in enumerate(_NUMBERS)]
+    longest = max((cell_len(e["name"]) + 2 for _, group in sections for e in group), default=0)
+    name_width = max(min(longest, width - sum(widths) - _GAP * len(widths)), len(header))
+
+    def table(show_header: bool = False) -> Table:
+        table = Table(box=None, show_header=show_header, header_style="bold", pad_edge=False, padding=(0, 0, 0, _GAP))
+        table.add_column(header, width=name_width, no_wrap=True)
+        for head, column_width in zip(_NUMBERS, widths):
+            table.add_column(head, width=column_width, justify="right", no_wrap=True)
+        return table
+
+    parts: list[RenderableType] = [table(show_header=True)]
+    for title, group in sections:
+        parts.append(Text(title, style="bold underline"))
+        part = table()
         for e in group:
-            failed = e.get("failures", 0)
-            values = [f"{e['count']:,}", f"{failed:,}", fmt_ms(e.get("avg")), fmt_ms(e.get("p50")),
-                      fmt_ms(e.get("p75")), fmt_ms(e.get("p95")), f"{e.get('rps', 0.0):,.2f}"]
-            cells = Text()
-            for k, (value, w) in enumerate(zip(values, _NUMBER_WIDTHS)):
-                cells.append(f"{value:>{w}}", style="red" if k == 1 and failed else "")
-            name = Text("  " + e["name"], style="bold" if kind == TRANSACTION else "")
-            if len(e["name"]) <= name_width:
-                lines.append(name.append(" " * (name_width - len(e["name"]))).append_text(cells))
-            else:  # the name on its own line, the numbers under it
-                lines.append(name)
-                lines.append(Text(" " * (name_width + 2)).append_text(cells))
-    return lines
+            name = Text("  " + e["name"], style="bold" if e["type"] == TRANSACTION else "")
+            cells = [Text(value, style="red" if k == 1 and e.get("failures") else "")
+                     for k, value in enumerate(numbers[id(e)])]
+            if name.cell_len <= name_width:
+                part.add_row(name, *cells)
+                continue
+            if part.row_count:  # the name on a line of its own, the numbers under it
+                parts.append(part)
+                part = table()
+            parts.append(name)
+            part.add_row("", *cells)
+        parts.append(part)
+    return Group(*parts)
+
+
+def _numbers(e: dict) -> list[str]:
+    """An entry's cells after its name (_NUMBERS)."""
+    return [f"{e['count']:,}", f"{e.get('failures', 0):,}", fmt_ms(e.get("avg")), fmt_ms(e.get("p50")),
+            fmt_ms(e.get("p75")), fmt_ms(e.get("p95")), f"{e.get('rps', 0.0):,.2f}"]
 
 
 def print_summary(snapshot: Any, path: Path | None, flags: Any, code: int, users: int, users_target: int) -> None:
@@ -101,8 +116,7 @@ def print_summary(snapshot: Any, path: Path | None, flags: Any, code: int, users
     out = console()
     entries = [{"type": e.type, "name": e.name, "count": e.count, "failures": e.failures, "avg": e.avg,
                 "p50": e.p50, "p75": e.p75, "p95": e.p95, "rps": e.rps} for e in snapshot.entries]
-    for line in rows(entries, out.width, "Results (ms)"):
-        out.print(line)
+    out.print(summary(entries, out.width, "Results (ms)"))
     reached = plural(users, "user") + ("" if users == users_target else f" of the {users_target:,} asked for")
     out.print(f"{reached} · {plural(sum(e.count for e in snapshot.apis()), 'API call')} · "
               f"{plural(snapshot.transaction_count(), 'transaction')}")
@@ -142,7 +156,10 @@ class LiveView:
     def _logs_above(self) -> None:
         """While the view runs, log lines go through its console, above it: the handlers Locust set up hold
         the terminal's stream itself, and a line written there would land inside the view and push its
-        frame down a line at every refresh."""
+        frame down a line at every refresh. A log or pipe gets no frame but the last, at the end: its lines are
+        left alone there (the console would wrap them at its width)."""
+        if not self.console.is_terminal:
+            return
         terminal = {id(sys.stderr), id(sys.__stderr__), id(sys.stdout), id(sys.__stdout__)}
         for logger in (logging.getLogger(), *(logging.getLogger(n) for n in list(logging.root.manager.loggerDict))):
             for handler in getattr(logger, "handlers", ()):

@@ -138,7 +138,6 @@ class FolioRun:
         self.test: TestRecord | None = None
         self.stopping = False
         self._quitting = False  # the process is shutting down (see _on_quitting)
-        self._said_in_python = False  # --trace: the user was told this process reads trace lines in Python
         self.last_results: Path | None = None
         self.test_complete = EventHook()  # master/local: fired with record=, snapshot=, path=, exit_code=
         self.live: LiveView | None = None
@@ -399,11 +398,6 @@ class FolioRun:
     # -- a test ------------------------------------------------------------------------------------
     def _users_about_to_run(self) -> None:
         """Local or worker, its test data loaded: what must be ready before the first user starts."""
-        if self.settings.trace:
-            reader = self.metrics.expect_traces()
-            if reader.in_python and not self._said_in_python:  # once a process: a web UI runs test after test
-                self._said_in_python = True
-                log.warning("--trace: this process %s", reader.IN_PYTHON)
         self.gc.start()  # after every import and the test data: all of it out of the collector's sight
 
     def _on_test_start(self, **_kwargs: Any) -> None:
@@ -555,11 +549,10 @@ class FolioRun:
             for cls, group in self.groups.items():
                 users = by_class.get(cls.__name__, 0)
                 record.users_per_group[group.key] = max(record.users_per_group.get(group.key, 0), users)
-            if self.settings.trace and not record.untraced_said and self.metrics.traced == 0:
-                self.metrics.read_traces()  # the calls queued so far (a worker's come in its reports)
-                if self.metrics.traced == 0 and self.metrics.untraced >= UNTRACED_BEFORE_SAYING:
-                    record.untraced_said = True
-                    log.warning("--trace: %s %s", self.environment.host, okapi_trace.NO_HEADERS)
+            if (self.settings.trace and not record.untraced_said and self.metrics.traced == 0
+                    and self.metrics.untraced >= UNTRACED_BEFORE_SAYING):  # on a master, the workers' come in their reports
+                record.untraced_said = True
+                log.warning("--trace: %s %s", self.environment.host, okapi_trace.NO_HEADERS)
             if self.live is not None:
                 self.live.update()
             gevent.sleep(WATCH_SECONDS)

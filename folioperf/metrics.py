@@ -24,12 +24,11 @@ from __future__ import annotations
 import logging
 import re
 import time
-from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from folioperf.errors import FolioperfError
 from folioperf.histogram import (
@@ -40,10 +39,7 @@ from folioperf.histogram import (
     percentiles_us,
     unpack_buckets,
 )
-from folioperf.okapi_trace import Traced
-
-if TYPE_CHECKING:
-    from folioperf.trace_reader import TraceReader
+from folioperf.okapi_trace import Traced, breakdown, lines_of
 
 logger = logging.getLogger(__name__)
 
@@ -57,7 +53,6 @@ PERCENTILES = (0.50, 0.75, 0.90, 0.95, 0.99)
 ERROR_MESSAGE_LIMIT = 300
 
 _NO_MIN = 1 << 62  # min_us of a tally without timed samples
-TAKE_BATCH = 32  # --trace: calls queued before they are tallied: a few, kept hot (folioperf.trace_reader)
 # Windows older than this (on the master's clock) settle: their rows go to the sink (see the module docstring)
 _SETTLE_AFTER_WINDOWS = 6
 _JWT = re.compile(r"eyJ[\w-]{4,}\.[\w-]{4,}\.[\w-]*")
@@ -421,9 +416,6 @@ class Metrics:
         self._received: dict[str, int] = {}  # master: the last report number of each worker
         self.lost_reports: dict[str, int] = {}  # master: reports of a worker that never arrived
         self.on_new_failure: Callable[[str, str, str], None] | None = None  # (type, name, error) seen first
-        self._reader: TraceReader | None = None  # --trace
-        self._row_numbers: defaultdict[str, dict[str, int]] = defaultdict(dict)  # --trace: type -> name -> the
-        self._row_keys: list[Key] = []  # ... row's number in the reader's tallies, and back
         self._nested: set[str] = set()  # transactions recorded inside others (the names, for good: no reset)
         self.reset()
 
@@ -437,14 +429,6 @@ class Metrics:
         self._totals: dict[Key, Tally] = {}
         self._failures: dict[tuple[str, str, str], int] = {}
         self._modules: dict[Key, dict[str, ModuleTally]] = {}  # (type, name) -> module -> its time
-        self._calls: list[Traced] = []  # --trace: calls made outside transactions, queued (trace_call)
-        self._made: list[list[Traced]] = []  # ... the calls of a user's outermost transaction each (trace_transactions)
-        self._ended: list[str | list[tuple[str, int, int]]] = []  # ... and the transactions that ended in it
-        self._late: list[tuple[list[Traced], str | list[tuple[str, int, int]]]] = []  # ... the same, of one that
-        # began before a reset: its calls count for its transactions only
-        self._queued = 0  # calls in all
-        if self._reader is not None:
-            self._reader.clear()
         self.traced = 0  # API responses with X-Okapi-Trace lines (--trace)
         self.untraced = 0  # ... and without
         self._first_slots: dict[str, float] = {}  # Scheduled name -> its earliest slot (clock seconds)
@@ -466,14 +450,6 @@ class Metrics:
         if kept:
             sink.add(kept)
         self._sink = sink
-
-    def expect_traces(self) -> TraceReader:
-        """--trace: the reader, made before users run (a process that traces nothing never loads it)."""
-        if self._reader is None:
-            from folioperf.trace_reader import TraceReader  # noqa: PLC0415
-
-            self._reader = TraceReader()
-        return self._reader
 
     def stop(self) -> None:
         """The test stopped: the measured duration ends now."""
@@ -513,70 +489,49 @@ class Metrics:
             self._first_slots[name] = slot
 
     def trace_call(self, call: Traced) -> None:
-        """--trace: a call made outside any transaction (folioperf.okapi_trace.TraceSink). Inline like
-        `record`, so it only queues it: the queue is taken every TAKE_BATCH calls (`_take`)."""
-        self._calls.append(call)
-        self._queued += 1
-        if self._queued >= TAKE_BATCH:
-            self._take()
+        """--trace: a call made outside any transaction (folioperf.okapi_trace.TraceSink): each module's part
+        of it, one sample of its API's row. Inline like `record`: a few µs."""
+        self._trace_api(call, breakdown(lines_of(call[3]), int(call[2] * 1000.0 + 0.5)))
 
     def trace_transactions(self, calls: list[Traced], transactions: str | list[tuple[str, int, int]],
                            started: float) -> None:
         """--trace: the calls made in a user's outermost transaction, and the transactions that ended in it
-        (folioperf.okapi_trace.TraceSink), queued as `trace_call` does."""
+        (folioperf.okapi_trace.TraceSink): each call's parts as `trace_call`'s, and each transaction's, its
+        calls' summed per module, one sample of its row. The calls of one that began before a reset (and ends
+        after it) count for its transactions only."""
+        parts = [breakdown(lines_of(field), int(ms * 1000.0 + 0.5)) for _, _, ms, field in calls]
         if started >= self.started:
-            self._made.append(calls)
-            self._ended.append(transactions)
-        else:  # it began before a reset (and ends after it)
-            self._late.append((calls, transactions))
-        self._queued += len(calls)
-        if self._queued >= TAKE_BATCH:
-            self._take()
+            for call, its in zip(calls, parts):
+                self._trace_api(call, its)
+        for name, first, end in [(transactions, 0, len(calls))] if isinstance(transactions, str) else transactions:
+            summed: dict[str, tuple[int, int]] = {}
+            for its in parts[first:end]:
+                for module, (us, hops) in its.items():
+                    total, n = summed.get(module, (0, 0))
+                    summed[module] = (total + us, n + hops)
+            self._tally_parts((TRANSACTION, name), summed)
 
-    def _take(self) -> None:
-        """Hand the queued calls to the reader, which tallies them. The calls of a transaction that began
-        before a reset count for its transactions only (they end after it)."""
-        calls, made, ended, late = self._calls, self._made, self._ended, self._late
-        self._calls, self._made, self._ended, self._late, self._queued = [], [], [], [], 0
-        if calls:
-            made.append(calls)
-            ended.append(None)
-        reader = self.expect_traces()
-        traced, untraced = reader.take(made, ended, True, TRANSACTION, self._row_numbers, self._learn_row)
-        if late:
-            reader.take([c for c, _ in late], [t for _, t in late], False, TRANSACTION, self._row_numbers,
-                        self._learn_row)
-        self.traced += traced
-        self.untraced += untraced
+    def _trace_api(self, call: Traced, parts: dict[str, tuple[int, int]]) -> None:
+        if parts:
+            self.traced += 1
+            self._tally_parts((call[0], call[1]), parts)
+        else:
+            self.untraced += 1
 
-    def _learn_row(self, request_type: str, name: str) -> int:
-        """The number in the reader's tallies of the row (request_type, name), numbered now if it has none yet."""
-        of_type = self._row_numbers[request_type]
-        row = of_type.get(name)
-        if row is None:
-            row = of_type[name] = len(self._row_keys)
-            self._row_keys.append((request_type, name))
-        return row
-
-    def read_traces(self) -> None:
-        """--trace: the calls queued, tallied now (as before anything reads or ships the figures)."""
-        if self._queued:
-            self._take()
-
-    def _tally_traces(self) -> None:
-        self.read_traces()
-        if self._reader is None:
+    def _tally_parts(self, key: Key, parts: dict[str, tuple[int, int]]) -> None:
+        """One response's (or transaction's) parts, module -> (µs, hops): one sample each in its module's tally."""
+        if not parts:
             return
-        for row, module, (samples, hops, sum_us, min_us, max_us, buckets) in self._reader.drain():
-            tally = ModuleTally()
-            tally.count, tally.hops, tally.sum_us, tally.min_us, tally.max_us = samples, hops, sum_us, min_us, max_us
-            tally.buckets = buckets
-            modules = self._modules.setdefault(self._row_keys[row], {})
-            current = modules.get(module)
-            if current is None:
-                modules[module] = tally
-            else:
-                current.add(tally)
+        row = self._modules.get(key)
+        if row is None:
+            row = self._modules[key] = {}
+        for module, (us, hops) in parts.items():
+            tally = row.get(module)
+            if tally is None:
+                tally = row[module] = ModuleTally()
+            tally.count += 1
+            tally.hops += hops
+            tally.time(us)
 
     def _open_window(self, index: int) -> None:
         self._open_index = index
@@ -613,7 +568,6 @@ class Metrics:
     def take_report(self) -> dict[str, Any]:
         """A worker's delta since its last report (msgpack-serialisable); clears what it ships."""
         self._seq += 1
-        self._tally_traces()
         report = {
             "seq": self._seq,
             "windows": [[index, key[0], key[1], *tally.to_wire()]
@@ -693,7 +647,6 @@ class Metrics:
     def snapshot(self, windows: bool = True) -> Snapshot:
         """What was measured so far; `windows=False` skips the time windows (cheaper, for a live view). Its
         windows are those not settled yet and those its sink keeps in memory (a TimeseriesSpool keeps none)."""
-        self._tally_traces()
         duration = self.duration_s()
         scheduled_from = self.scheduled_from()
         totals = self.totals()

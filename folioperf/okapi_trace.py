@@ -17,10 +17,11 @@ would too). So, per response:
     every other module its hops, summed (a filter's, or the calls made to it)
     GATEWAY            the response time minus the chain's hops: Okapi, the network, the client
 
-and the parts add up to the response time the client measured. This runs for every response of a --trace
-run, so a virtual user only keeps what it needs of a call (`Traced`: its trace field as the response's
-headers hold it), and the lines are read and tallied later, a few dozen calls at once, in C
-(folioperf.trace_reader).
+and the parts add up to the response time the client measured. A line that is not Okapi's `<METHOD> <module id>
+<URL> : <status> <µs>us` counts for nothing; a response with no readable line is untraced. This runs for every
+response of a --trace run, so a virtual user only keeps what it needs of a call (`Traced`: its trace field as
+the response's headers hold it), and `breakdown` reads its lines when the call's transaction has ended: a split
+per line, a few µs a call (bench/generator.py measures what it costs).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ GATEWAY = "gateway and network"  # not a module name: FOLIO's start with mod-, e
 NO_HEADERS = ("sent no X-Okapi-Trace headers, so there is no per-module time: start Okapi with trace_headers=true "
               "(java -Dtrace_headers=true ...; off by default since Okapi 4.10.0); Eureka's Kong sends none")
 _VERSION = re.compile(r"-\d+\.\d+\.\d+\S*\Z")
+MAX_US = 1 << 40  # a hop of 12 days or more is no time: a line that says so is not read
 
 # A call as --trace keeps it: (request type, name, response ms, its trace field as the response's headers hold
 # it: a list of (name, line) pairs, one such pair, or None (`raw_headers`, `trace_field`)): a tuple, the
@@ -91,3 +93,50 @@ def header_lines(headers: Any) -> list[str]:
         return list(getlist(HEADER))
     value = headers.get(HEADER)
     return value.split(", ") if value else []
+
+
+def lines_of(field: list[tuple[str, str]] | tuple[str, str] | None) -> list[str]:
+    """The lines of a trace field as a `Traced` call keeps it."""
+    if field is None:
+        return []
+    return [field[1]] if field.__class__ is tuple else [line for _, line in field]
+
+
+def breakdown(lines: list[str], response_us: int) -> dict[str, tuple[int, int]]:
+    """Each module's (µs, hops) in one response, by the rules above; empty when no line can be read (Okapi
+    without trace headers, Kong, a proxy that drops them)."""
+    hops = []
+    for line in lines:
+        words = line.split(" ")  # <METHOD> <module id> <URL> : <status> <µs>us
+        if len(words) == 6 and words[3] == ":" and words[5].endswith("us"):
+            digits = words[5][:-2]
+            if digits.isascii() and digits.isdigit() and int(digits) < MAX_US:
+                hops.append((module_name(words[1]), _path(words[2]), int(digits)))
+    if not hops:
+        return {}
+    module, chain, served = hops[-1]  # the serving module's line comes last
+    chained = made = 0
+    for _, path, us in hops:
+        if path == chain:
+            chained += us
+        else:
+            made += us
+    parts: dict[str, tuple[int, int]] = {}
+    for name, _, us in hops:
+        total, n = parts.get(name, (0, 0))
+        parts[name] = (total + us, n + 1)
+    total, n = parts[module]
+    parts[module] = (total - min(served, made), n)  # its own hop less the calls it made, never below 0
+    if response_us > chained:  # no module's: no hop
+        parts[GATEWAY] = (response_us - chained, 0)
+    return parts
+
+
+def _path(url: str) -> str:
+    """A line's URL's path (after scheme and host; "/" if it has none), Okapi's ".." for a cut query string
+    dropped."""
+    scheme = url.find("//")
+    if scheme >= 0:
+        start = url.find("/", scheme + 2)
+        url = url[start:] if start >= 0 else "/"
+    return url.removesuffix("..")

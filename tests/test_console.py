@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 
+from folioperf.console import summary
+from folioperf.metrics import ERROR, SCRIPT, TRANSACTION
 from tests.locust_process import clean_env
 
 RENDER = Path(__file__).parent / "fixtures" / "console" / "render.py"
@@ -61,3 +65,30 @@ def test_log_lines_go_above_the_live_view_not_into_it():
     out = rendered(80)
     assert "a line logged during the view" in out["screen"]  # drawn by the view's console, above its frame
     assert out["terminal"] == "a line logged after it\n"  # the handler has the terminal back afterwards
+
+
+def test_wide_numbers_stay_apart_in_every_section_at_80_and_200_columns():
+    """Each column is as wide as its widest number: a p95 of 1.4 ms beside 1,843.46 req/s, or a count in the
+    tens of millions, never runs into its neighbour, and the table still fits the screen."""
+    wide = {"count": 12_345_678, "failures": 1_234_567, "avg": 1.4, "p50": 1.3, "p75": 1.4, "p95": 1.4, "rps": 1843.46}
+    entries = [{"type": TRANSACTION, "name": "Check-out", **wide},
+               {"type": "GET", "name": "GET /note-links/domain/users/type/user/id/{id}", "count": 3, "failures": 0,
+                "avg": 12_345.6, "p50": 10_000.0, "p75": 12_000.0, "p95": 99_999.0, "rps": 123_456.78},
+               {"type": SCRIPT, "name": "Set up the loop", **wide}, {"type": ERROR, "name": "raising look_up", **wide}]
+    expected = {"Check-out": ["12,345,678", "1,234,567", "1.4", "1.3", "1.4", "1.4", "1,843.46"],
+                "GET /note-links/domain/users/type/user/id/{id}": ["3", "0", "12,346", "10,000", "12,000", "99,999",
+                                                                    "123,456.78"],
+                "Set up the loop": ["12,345,678", "1,234,567", "1.4", "1.3", "1.4", "1.4", "1,843.46"],
+                "raising look_up": ["12,345,678", "1,234,567", "1.4", "1.3", "1.4", "1.4", "1,843.46"]}
+    for width in (80, 200):
+        out = Console(file=io.StringIO(), width=width, record=True, color_system=None)
+        out.print(summary(entries, width, "Results (ms)"))
+        lines = out.export_text().splitlines()
+        assert max(len(line) for line in lines) <= width, "\n".join(lines)
+        assert lines[0].split() == ["Results", "(ms)", "Requests", "Failures", "Average", "50th", "75th", "95th", "req/s"]
+        titles = [line for line in lines if not line.startswith(" ") and line != lines[0]]
+        assert titles == ["Transactions", "API calls", "Script steps (JSR223 samplers JMeter counts)", "Errors in tasks"]
+        for name, numbers in expected.items():
+            at = next(k for k, line in enumerate(lines) if line.startswith(f"  {name}"))
+            row = lines[at] if lines[at].strip() != name else lines[at + 1]  # a name with a line of its own
+            assert row.split()[-7:] == numbers, "\n".join(lines)

@@ -1,10 +1,11 @@
-"""The package's shape (design decisions 8 and 10): no import cycles inside folioperf/ (imports inside
-functions included, so none can be hidden there), no registries kept at module or class level, and the
-seeder never imports the sandbox."""
+"""The package's shape (design decisions 8, 10 and 13): no import cycles inside folioperf/ (imports inside
+functions included, so none can be hidden there), no registries kept at module or class level, the seeder
+never imports the sandbox, and nothing to compile."""
 
 from __future__ import annotations
 
 import ast
+import tomllib
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "folioperf"
@@ -93,3 +94,13 @@ def test_the_seeder_never_imports_the_sandbox():
     offenders = {m: sorted(t for t in targets if t.startswith("folioperf.sandbox"))
                  for m, targets in graph.items() if m.startswith("folioperf.seed")}
     assert not any(offenders.values()), offenders
+
+
+def test_folioperf_installs_as_pure_python():
+    """No extension module to build, so no install needs a compiler."""
+    root = PACKAGE.parent
+    setuptools = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]
+    assert "ext-modules" not in setuptools, setuptools["ext-modules"]
+    packaged = [PACKAGE, *(root / d for d in setuptools["package-dir"].values())]  # workflows/ and the data
+    native = [str(f.relative_to(root)) for d in packaged for f in d.rglob("*") if f.suffix in (".c", ".h", ".pyx", ".cpp")]
+    assert not native, native

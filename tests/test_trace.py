@@ -11,7 +11,6 @@ import pytest
 
 from folioperf import okapi_trace
 from folioperf.histogram import decode_histogram, percentiles_us
-from folioperf.trace_reader import TraceReader
 from tests.locust_process import WORKFLOWS, folioperf, only_results
 from tests.test_run import BROWSE
 
@@ -94,35 +93,25 @@ def test_a_target_without_trace_headers_is_named(folio_sandbox, tmp_path):
     proc = folioperf("run", BROWSE, "--trace", "--users", "2", "--duration", "5s", "--okapi-url", folio_sandbox.url,
                      cwd=tmp_path, FOLIOPERF_TEST_EVENTS=str(events))
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    # the reader was there before the first request (not loaded mid-run, holding every user up), and numpy,
-    # which a process that writes no report needs not, was not loaded with it
+    # numpy, which a process that writes no report needs not, is not loaded to read the lines
     first = json.loads(events.read_text().splitlines()[0])
-    assert first["imported"] == ["folioperf.trace_reader"], first
+    assert first["imported"] == [], first
     said = [line for line in (proc.stdout + proc.stderr).splitlines() if okapi_trace.NO_HEADERS in line]
     assert len(said) == 1 and folio_sandbox.url in said[0], proc.stdout + proc.stderr
     stats = json.loads((only_results(tmp_path / "results").path / "stats.json").read_text())
     assert stats["trace"]["responses"] == 0 and stats["trace"]["without_trace"] > 0 and not stats.get("modules")
 
 
-@pytest.mark.parametrize("workers, in_c", [((), True), (("--workers", "2"), True), ((), False)],
-                         ids=["local", "2 workers", "installed without its C reader"])
+@pytest.mark.parametrize("workers", [(), ("--workers", "2")], ids=["local", "2 workers"])
 def test_nested_transactions_have_their_own_calls_modules_and_every_call_counts_once(folio_sandbox_factory, tmp_path,
-                                                                                     workers, in_c):
+                                                                                     workers):
     """A user's calls wait for its outermost transaction: then each transaction that ended in it gets the
     module times of its own calls, and every call those of its API, once; a call outside any transaction
     and a transaction that a failed call ends count the same. The calls of the transactions the stop cuts
-    short count for their APIs too, a worker's as well (it hands them over before its final report). Where
-    folioperf could not build its C reader, the Python one reads the same, and the user is told it costs more."""
+    short count for their APIs too, a worker's as well (it hands them over before its final report)."""
     sandbox = folio_sandbox_factory(trace_headers=True)
-    env = {}
-    if not in_c:  # as an install without a C compiler: the extension is not there to import
-        (tmp_path / "no_c").mkdir()
-        (tmp_path / "no_c" / "sitecustomize.py").write_text('import sys\nsys.modules["folioperf._tracescan"] = None\n')
-        env["PYTHONPATH"] = str(tmp_path / "no_c")
     proc = folioperf("run", str(WORKFLOWS / "nested.py"), "--trace", "--users", "4", *workers, "--duration", "5s",
-                     "--okapi-url", sandbox.url, cwd=tmp_path, **env)
-    said = [line for line in (proc.stdout + proc.stderr).splitlines() if TraceReader.IN_PYTHON in line]
-    assert len(said) == (0 if in_c else 1), proc.stdout + proc.stderr
+                     "--okapi-url", sandbox.url, cwd=tmp_path)
     stats = json.loads((only_results(tmp_path / "results").path / "stats.json").read_text())
     failed = {(e["type"], e["name"]) for e in stats["entries"] if e["failures"]}
     assert proc.returncode == 1 and failed == {("Transaction", "Miss"), ("GET", "GET /users/{id}")}, proc.stdout

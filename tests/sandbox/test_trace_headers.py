@@ -1,13 +1,13 @@
 """X-Okapi-Trace lines (`folioperf sandbox start --trace-headers`, Okapi's trace_headers=true): off by default as
 in Okapi; with them, the auth filter, the calls the serving module made to other modules, and the serving
-module, read back with folioperf's own reader (folioperf.trace_reader)."""
+module, read back with folioperf's own reader (folioperf.okapi_trace.breakdown)."""
 
 from __future__ import annotations
 
 import pytest
 import requests
 
-from folioperf import okapi_trace, trace_reader
+from folioperf import okapi_trace
 from tests.sandbox.inventory_data import CIRC_DESK_1, Api, ptf_time
 
 
@@ -67,8 +67,8 @@ def test_check_out_shows_the_modules_mod_circulation_calls_within_its_own_hop(tr
             ("PUT", "mod-inventory-storage", "/item-storage/items")} <= called
     us = [int(line.rsplit(" ", 1)[1][:-2]) for line in lines(r)]
     assert sum(us[1:-1]) <= us[-1]  # the calls happen inside mod-circulation's hop, each counted once
-    times = trace_reader.breakdown(lines(r), us[0] + us[-1])
-    assert times is not None and okapi_trace.GATEWAY not in times
+    times = okapi_trace.breakdown(lines(r), us[0] + us[-1])
+    assert times and okapi_trace.GATEWAY not in times
     assert sum(part for part, _ in times.values()) == us[0] + us[-1]  # the parts add up to the chain
     assert {"mod-authtoken", "mod-circulation", "mod-users", "mod-inventory-storage", "mod-circulation-storage",
             "mod-patron-blocks"} <= set(times)
