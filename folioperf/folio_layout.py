@@ -103,7 +103,11 @@ TABLES: tuple[Table, ...] = (
     Table(USERS, "addresstype", (Index("addressType", unique=True),), metadata=True),
     # mod-login, mod-permissions
     Table(LOGIN, "auth_credentials", (Index("userId", unique=True),), metadata=True),
-    Table(PERMISSIONS, "permissions_users", (Index("userId", unique=True),), metadata=True),
+    # mod-permissions' schema.json: both unique indexes compare the exact text, as its look-ups by userId do
+    Table(PERMISSIONS, "permissions_users", (Index("userId", unique=True, case_sensitive=True, remove_accents=False),),
+          metadata=True),
+    Table(PERMISSIONS, "permissions", (Index("permissionName", unique=True, case_sensitive=True, remove_accents=False),),
+          metadata=True),
     # mod-inventory-storage: reference data
     Table(INVENTORY, "service_point", (Index("name", unique=True), Index("code", unique=True), Index("pickupLocation")), metadata=True),
     Table(INVENTORY, "locinstitution", (Index("name", unique=True),), metadata=True),

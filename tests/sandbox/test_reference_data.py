@@ -123,9 +123,9 @@ def test_permission_users(api, folio_sandbox):
 
 def test_permission_user_post(api):
     user = api.user()
-    created = api.post("/perms/users", {"userId": user["id"], "permissions": ["users.item.get", "users.item.get", "ui-users"]})
+    created = api.post("/perms/users", {"userId": user["id"], "permissions": ["users.item.get", "users.item.get", "ui-users.view"]})
     assert created.status_code == 201, created.text
-    assert created.json()["permissions"] == ["users.item.get", "ui-users"]
+    assert created.json()["permissions"] == ["users.item.get", "ui-users.view"]
     bad = api.post("/perms/users", {"userId": "nope", "permissions": []})
     assert (bad.status_code, bad.text) == (400, "Invalid UUID string: nope")
     assert api.post("/perms/users", {"permissions": []}).status_code == 422  # userId is required
