@@ -240,14 +240,21 @@ def test_user_page_lists(api, custom_field):
     fields = requests.get(api.url + "/custom-fields", params={"limit": "2147483647"}, headers=headers, timeout=30).json()
     assert fields["customFields"]
     conforms(fields, c.CUSTOM_FIELD_COLLECTION)
+    conforms(requests.get(f"{api.url}/custom-fields/{custom_field['id']}", headers=headers, timeout=30).json(),
+             c.CUSTOM_FIELD)
     user = api.user()
     preference = api.created("/request-preference-storage/request-preference", {
         "userId": user["id"], "fulfillment": "Hold Shelf", "holdShelf": True, "delivery": False, "id": str(uuid.uuid4())})
     conforms(preference, c.REQUEST_PREFERENCE)
     conforms(api.get("/request-preference-storage/request-preference", query=f"userId=={user['id']}").json(),
              c.REQUEST_PREFERENCE_COLLECTION)
-    conforms(api.get("/note-types", query="cql.allRecords=1 sortby name", limit="500").json(), c.NOTE_TYPE_COLLECTION)
-    conforms(api.get("/tags", query="cql.allRecords=1 sortby label", limit="10000").json(), c.TAG_COLLECTION)
+    conforms(api.get(f"/request-preference-storage/request-preference/{preference['id']}").json(), c.REQUEST_PREFERENCE)
+    note_types = api.get("/note-types", query="cql.allRecords=1 sortby name", limit="500").json()
+    conforms(note_types, c.NOTE_TYPE_COLLECTION)
+    conforms(api.get(f"/note-types/{note_types['noteTypes'][0]['id']}").json(), c.NOTE_TYPE)
+    tags = api.get("/tags", query="cql.allRecords=1 sortby label", limit="10000").json()
+    conforms(tags, c.TAG_COLLECTION)
+    conforms(api.get(f"/tags/{tags['tags'][0]['id']}").json(), c.TAG)
     spring_error = api.get("/tags", limit="0")
     assert spring_error.status_code == 422
     conforms(spring_error.json(), c.SPRING_ERRORS)
@@ -261,7 +268,10 @@ def test_inventory_page_lists(api):
     conforms(part, c.BOUND_WITH_PART)
     conforms(api.get("/inventory-storage/bound-with-parts", query=f"(holdingsRecordId=={holdings_id})", limit="5000").json(),
              c.BOUND_WITH_PART_COLLECTION)
-    conforms(api.get("/copycat/profiles", query="enabled=true sortby name", limit="1000").json(), c.COPYCAT_PROFILE_COLLECTION)
+    conforms(api.get(f"/inventory-storage/bound-with-parts/{part['id']}").json(), c.BOUND_WITH_PART)
+    profiles = api.get("/copycat/profiles", query="enabled=true sortby name", limit="1000").json()
+    conforms(profiles, c.COPYCAT_PROFILE_COLLECTION)
+    conforms(api.get(f"/copycat/profiles/{profiles['profiles'][0]['id']}").json(), c.COPYCAT_PROFILE)
     conforms(api.get("/remote-storage/mappings", limit="1000").json(), c.LOCATION_MAPPINGS)
     conforms(api.get("/orders/titles", query=f"instanceId=={instance_id}", limit="5000").json(), c.TITLE_COLLECTION)
     conforms(api.get("/orders/pieces", query=f'holdingId=={holdings_id} and displayOnHolding=="true" and '
