@@ -194,3 +194,30 @@ def test_orders_errors(api):
     assert r.status_code == 400 and r.json()["errors"][0]["code"] == "genericError" and r.json()["total_records"] == 1
     r = api.get("/orders/holding-summary/not-a-uuid")
     assert r.status_code == 400 and r.text.startswith("'id' parameter is incorrect. parameter value {not-a-uuid}")
+
+
+# -- Okapi's rules in front of them --------------------------------------------------------------------------------
+SOMEONE = "5b8a4d2e-58c4-4d5e-9a8c-2f7d3e1c0b11"
+GUARDED = [  # (path, the permission the module's descriptor requires)
+    ("/perms/permissions", "perms.permissions.get"),
+    (f"/perms/users/{SOMEONE}/permissions", "perms.users.get"),
+    (f"/bl-users/by-id/{SOMEONE}/open-transactions", "users-bl.transactions.get"),
+    ("/departments", "departments.collection.get"),
+    ("/request-preference-storage/request-preference", "circulation-storage.request-preferences.collection.get"),
+    ("/ill-policies", "inventory-storage.ill-policies.collection.get"),
+    ("/inventory-storage/bound-with-parts", "inventory-storage.bound-with-parts.collection.get"),
+    ("/copycat/profiles", "copycat.profiles.collection.get"),
+    ("/tags", "tags.collection.get"),
+    ("/note-types", "note.types.collection.get"),
+    ("/remote-storage/mappings", "remote-storage.mappings.collection.get"),
+    ("/orders/titles", "orders.titles.collection.get"),
+    (f"/orders/holding-summary/{SOMEONE}", "orders.holding-summary.collection.get"),
+]
+
+
+@pytest.mark.parametrize("path, permission", GUARDED, ids=[p for p, _ in GUARDED])
+def test_tenant_and_token_are_required(folio_sandbox, path, permission):
+    r = requests.get(folio_sandbox.url + path, headers={"X-Okapi-Tenant": "diku"}, timeout=30)
+    assert (r.status_code, r.text) == (400, f"Token missing, access requires permission: {permission}")
+    r = requests.get(folio_sandbox.url + path, headers={"X-Okapi-Tenant": "nosuchtenant"}, timeout=30)
+    assert (r.status_code, r.text) == (400, "No such Tenant nosuchtenant")
