@@ -77,6 +77,7 @@ FEESFINES, PATRON_BLOCKS, CONFIGURATION = "mod_feesfines", "mod_patron_blocks", 
 LOGIN, PERMISSIONS, NOTES, NOTIFY = "mod_login", "mod_permissions", "mod_notes", "mod_notify"
 SRS, AUTHTOKEN = "mod_source_record_storage", "mod_authtoken"
 ORGANIZATIONS = "mod_organizations_storage"
+COPYCAT = "mod_copycat"
 
 _OPEN_LOAN = "lower({unaccent}(jsonb->'status'->>'name')) LIKE 'open'"
 
@@ -101,9 +102,15 @@ TABLES: tuple[Table, ...] = (
     ),
     Table(USERS, "proxyfor", (Index("userId"), Index("proxyUserId")), metadata=True),
     Table(USERS, "addresstype", (Index("addressType", unique=True),), metadata=True),
+    Table(USERS, "departments", (Index("name", unique=True), Index("code", unique=True)), metadata=True),
+    Table(USERS, "custom_fields"),  # folio-custom-fields' table: no metadata columns, no indexes
     # mod-login, mod-permissions
     Table(LOGIN, "auth_credentials", (Index("userId", unique=True),), metadata=True),
-    Table(PERMISSIONS, "permissions_users", (Index("userId", unique=True),), metadata=True),
+    # mod-permissions' schema.json: both unique indexes compare the exact text, as its look-ups by userId do
+    Table(PERMISSIONS, "permissions_users", (Index("userId", unique=True, case_sensitive=True, remove_accents=False),),
+          metadata=True),
+    Table(PERMISSIONS, "permissions", (Index("permissionName", unique=True, case_sensitive=True, remove_accents=False),),
+          metadata=True),
     # mod-inventory-storage: reference data
     Table(INVENTORY, "service_point", (Index("name", unique=True), Index("code", unique=True), Index("pickupLocation")), metadata=True),
     Table(INVENTORY, "locinstitution", (Index("name", unique=True),), metadata=True),
@@ -127,7 +134,8 @@ TABLES: tuple[Table, ...] = (
     *(Table(INVENTORY, name, (Index("name", unique=True),), metadata=True) for name in (
         "identifier_type", "contributor_name_type", "alternative_title_type", "instance_note_type", "holdings_note_type",
         "item_note_type", "call_number_type", "holdings_type", "nature_of_content_term", "electronic_access_relationship",
-        "classification_type", "mode_of_issuance", "subject_type")),
+        "classification_type", "mode_of_issuance", "subject_type", "instance_relationship_type", "ill_policy",
+        "item_damaged_status")),
     Table(INVENTORY, "contributor_type", (Index("name", unique=True), Index("code", unique=True))),
     Table(INVENTORY, "instance_format", (Index("name", unique=True), Index("code", unique=True))),
     Table(INVENTORY, "instance_status", (Index("name", unique=True), Index("code", unique=True)), metadata=True),
@@ -181,6 +189,14 @@ TABLES: tuple[Table, ...] = (
         metadata=True,
         optimistic_locking=True,
     ),
+    Table(
+        INVENTORY,
+        "bound_with_part",
+        (),
+        (_fk("itemId", INVENTORY, "item"), _fk("holdingsRecordId", INVENTORY, "holdings_record")),
+        metadata=True,
+        compound_unique=(("itemId", "holdingsRecordId"),),
+    ),
     # mod-circulation-storage
     Table(
         CIRCULATION,
@@ -227,6 +243,7 @@ TABLES: tuple[Table, ...] = (
     Table(CIRCULATION, "scheduled_notice", (Index("loanId"), Index("requestId"), Index("nextRunTime")), metadata=True),
     Table(CIRCULATION, "check_in", (Index("itemId"), Index("occurredDateTime")), metadata=True),
     Table(CIRCULATION, "fixed_due_date_schedule", (Index("name", unique=True),), metadata=True),
+    Table(CIRCULATION, "user_request_preference", (Index("userId", unique=True),), metadata=True),
     # mod-feesfines
     Table(FEESFINES, "owners", metadata=True),
     Table(FEESFINES, "accounts", (Index("userId"), Index("loanId"), Index("itemId"), Index("status.name")), metadata=True),
@@ -245,6 +262,8 @@ TABLES: tuple[Table, ...] = (
     Table(NOTIFY, "notify_data", (Index("recipientId"),), metadata=True),
     # mod-organizations-storage
     Table(ORGANIZATIONS, "organizations", (Index("name"), Index("code", unique=True), Index("status")), metadata=True),
+    # mod-copycat
+    Table(COPYCAT, "profile", (Index("url"), Index("authentication"), Index("externalIdQueryMap")), metadata=True),
 )
 
 BY_NAME: dict[str, Table] = {t.name: t for t in TABLES}

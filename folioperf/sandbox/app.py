@@ -29,23 +29,28 @@ from folioperf.sandbox import (
     blocks,
     calendars,
     circulation,
+    copycat,
     cql,
     eureka,
     fines,
     inventory,
     inventory_storage,
     lookups,
+    orders,
     pages,
     patron,
     permissions,
     policies,
     reference,
+    request_preferences,
     request_queue,
     schema,
+    spring_collections,
     srs,
     storage,
     users,
     users_bl,
+    users_settings,
 )
 from folioperf.sandbox import trace
 from folioperf.sandbox.counters import Counters
@@ -97,7 +102,8 @@ def build_router(settings: Settings) -> Router:
     inventory.register(router)
     storage.register(router)
     for module in (users, users_bl, permissions, inventory_storage, calendars, circulation, request_queue, patron,
-                   blocks, pages, fines, policies, srs):
+                   blocks, pages, fines, policies, srs, users_settings, request_preferences, copycat, spring_collections,
+                   orders):
         module.register(router)
     for register in settings.extra_modules:
         register(router)
@@ -350,7 +356,7 @@ class OkapiGateway:
             raise HttpError(400, f"No such Tenant {tenant}")
         req.tenant = tenant
         route, params, _ = sb.router.match(req.method, req.path)
-        if route is None:
+        if route is None or not _okapi_routes(route, req.header("X-Okapi-Module-Id"), sb.deployment):
             raise HttpError(404, f"No suitable module found for path {req.path} for tenant {tenant}")
         req.route, req.params = route, params
         req.token = _token(req.environ)
@@ -438,6 +444,14 @@ class OkapiGateway:
                     raise HttpError(404, tenant)
                 return Response(200, dumps(sb.deployment.okapi_modules()), JSON)
         raise HttpError(404, f"No suitable module found for path {path}")
+
+
+def _okapi_routes(route: Route, module_id: str | None, deployment: Deployment) -> bool:
+    """okapi-core ModuleCache.lookup: a request naming a module in X-Okapi-Module-Id reaches only that module's
+    interfaces of type multiple, and a request naming none only the other interfaces."""
+    if module_id is None:
+        return not route.multiple
+    return route.multiple and module_id == deployment.module_id(route.module)
 
 
 def _token(environ: dict) -> str | None:

@@ -110,7 +110,7 @@ class Gateway:
         manager = route is not None and route.module in (ENTITLEMENTS, APPLICATIONS)
         tenant = req.header("X-Okapi-Tenant")
         try:
-            if route is None or not (manager or tenant):
+            if route is None or not (manager or tenant) or not self._kong_routes(route, req.header("X-Okapi-Module-Id")):
                 raise self._kong_error(req, 404, KONG_NO_ROUTE)
             req.route, req.params = route, params
             req.token = self._kong_token(req)
@@ -134,6 +134,11 @@ class Gateway:
                 ("Via", f"1.1 {self.kong}"), ("X-Kong-Request-Id", uuid.uuid4().hex)]
 
     # -- Kong ------------------------------------------------------------------------------------------
+    def _kong_routes(self, route: Route, module_id: str | None) -> bool:
+        """applications-poc-tools KongGatewayService: the route of an interface of type multiple also matches the
+        X-Okapi-Module-Id header against the module's id; the other routes ignore that header."""
+        return not route.multiple or module_id == self.sandbox.deployment.module_id(route.module)
+
     def _kong_error(self, req: Request, status: int, message: str, json_only: bool = False) -> Rejected:
         media = "application/json; charset=utf-8" if json_only else _response_type(req.header("Accept"))
         request_id = uuid.uuid4().hex

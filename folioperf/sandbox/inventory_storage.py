@@ -116,6 +116,12 @@ COLLECTIONS: tuple[Collection, ...] = (
     _reference("electronic-access-relationships", "electronic_access_relationship", "electronicAccessRelationships"),
     _reference("classification-types", "classification_type", "classificationTypes"),
     _reference("subject-types", "subject_type", "subjectTypes"),
+    _reference("instance-relationship-types", "instance_relationship_type", "instanceRelationshipTypes"),
+    _reference("ill-policies", "ill_policy", "illPolicies"),
+    _reference("item-damaged-statuses", "item_damaged_status", "itemDamageStatuses"),
+    # BoundWithPartApi: PgUtil storage; the foreign keys and the (itemId, holdingsRecordId) unique index check writes
+    Collection("/inventory-storage/bound-with-parts", "bound_with_part", "boundWithParts", MODULE,
+               "inventory-storage.bound-with-parts"),
     Collection("/instance-storage/instances", "instance", "instances", MODULE, "inventory-storage.instances",
                prepare=_prepare_instance, result_info=True),
     Collection("/holdings-storage/holdings", "holdings_record", "holdingsRecords", MODULE, "inventory-storage.holdings",

@@ -15,17 +15,23 @@ from psycopg import sql
 from psycopg.types.json import Jsonb
 
 from folioperf import folio_layout
-from folioperf.folio_layout import AUTHTOKEN, INVENTORY, SRS, Index, Table, index_expression, json_path
+from folioperf.folio_layout import AUTHTOKEN, INVENTORY, NOTES, SRS, USERS, Index, Table, index_expression, json_path
 
 META_SCHEMA = "folioperf_sandbox"  # the sandbox's own bookkeeping: tenants, signing key, token revocations
 SCHEMA_VERSION = 1
 
-# mod-entities-links and mod-calendar are Spring modules with relational tables; the sandbox keeps their
-# records (authority source files, calendars) in RMB-style tables
+# mod-entities-links, mod-calendar, mod-tags, mod-notes (its note types) and mod-remote-storage are Spring modules
+# with relational tables; the sandbox keeps their records (authority source files, calendars, tags, note types,
+# location mappings) in RMB-style tables, with their unique constraints
 ENTITIES_LINKS, CALENDAR = "mod_entities_links", "mod_calendar"
+TAGS, REMOTE_STORAGE = "mod_tags", "mod_remote_storage"
 STAND_INS: tuple[Table, ...] = (
     Table(ENTITIES_LINKS, "authority_source_file", (Index("name", unique=True),), metadata=True),
     Table(CALENDAR, "calendars", (Index("name"), Index("startDate"), Index("endDate")), metadata=True),
+    Table(TAGS, "tags", (Index("label", unique=True, case_sensitive=True, remove_accents=False),), metadata=True),
+    Table(NOTES, "note_type", (Index("name", unique=True, case_sensitive=True, remove_accents=False),), metadata=True),
+    # id: the mapping's folioLocationId (location_mappings' primary key)
+    Table(REMOTE_STORAGE, "location_mappings", (Index("configurationId"),)),
 )
 
 # the tables the sandbox serves: FOLIO's and the stand-ins
@@ -60,6 +66,38 @@ CREATE INDEX IF NOT EXISTS refresh_tokens_user_id_idx ON {auth}.refresh_tokens (
 CREATE SEQUENCE IF NOT EXISTS {inventory}.hrid_instances_seq MINVALUE 1 NO MAXVALUE CACHE 1 NO CYCLE;
 CREATE SEQUENCE IF NOT EXISTS {inventory}.hrid_holdings_seq MINVALUE 1 NO MAXVALUE CACHE 1 NO CYCLE;
 CREATE SEQUENCE IF NOT EXISTS {inventory}.hrid_items_seq MINVALUE 1 NO MAXVALUE CACHE 1 NO CYCLE;
+"""
+
+# mod-users' departments (db_scripts create_departments_view.sql, create_departments_triggers.sql): GETs read a view
+# that counts each department's users, and triggers refuse a user naming a missing department and the deletion of a
+# department users still name
+_DEPARTMENTS_DDL = """
+CREATE INDEX IF NOT EXISTS users_departments_idx_gin ON {users}.users USING GIN ((jsonb -> 'departments'));
+CREATE OR REPLACE VIEW {users}.departments_view AS
+  SELECT d.id AS id, jsonb_set(d.jsonb, '{{usageNumber}}', to_jsonb(COUNT(u))) AS jsonb
+  FROM {users}.departments d LEFT JOIN {users}.users u ON u.jsonb -> 'departments' ? d.id::text
+  GROUP BY d.id;
+CREATE OR REPLACE FUNCTION {users}.process_department_assign() RETURNS TRIGGER AS $$
+  DECLARE dep_id text;
+  BEGIN
+    FOR dep_id IN (SELECT jsonb_array_elements_text(NEW.jsonb->'departments')) LOOP
+      IF ((SELECT COUNT(*) FROM {users}.departments WHERE id::text = dep_id) != 1) THEN
+        RAISE foreign_key_violation USING DETAIL = format('Key (departments)=(%s) is not present in table "departments".', dep_id);
+      END IF;
+    END LOOP;
+    RETURN NEW;
+  END $$ LANGUAGE plpgsql;
+CREATE OR REPLACE TRIGGER process_department_assign_trigger BEFORE INSERT OR UPDATE ON {users}.users
+  FOR EACH ROW EXECUTE FUNCTION {users}.process_department_assign();
+CREATE OR REPLACE FUNCTION {users}.process_department_delete() RETURNS TRIGGER AS $$
+  BEGIN
+    IF EXISTS (SELECT 1 FROM {users}.users WHERE jsonb->'departments' ? OLD.id::text) THEN
+      RAISE foreign_key_violation USING DETAIL = format('Key (id)=(%s) is still referenced from table "users".', OLD.jsonb->>'id');
+    END IF;
+    RETURN OLD;
+  END $$ LANGUAGE plpgsql;
+CREATE OR REPLACE TRIGGER process_department_delete_trigger BEFORE DELETE ON {users}.departments
+  FOR EACH ROW EXECUTE FUNCTION {users}.process_department_delete();
 """
 
 
@@ -269,6 +307,7 @@ def install_tenant(conn: psycopg.Connection, tenant: str, versions: Mapping[str,
         srs=sql.Identifier(f"{tenant}_{SRS}"), auth=sql.Identifier(f"{tenant}_{AUTHTOKEN}"),
         inventory=sql.Identifier(f"{tenant}_{INVENTORY}"),
     ))
+    ddl.append(sql.SQL(_DEPARTMENTS_DDL).format(users=sql.Identifier(f"{tenant}_{USERS}")))
     rendered = json.dumps([[stmt.as_string(conn) for stmt in ddl], dict(versions or {}), SCHEMA_VERSION], sort_keys=True)
     digest = hashlib.sha256(rendered.encode()).hexdigest()
     tenants = sql.Identifier(META_SCHEMA, "tenants")

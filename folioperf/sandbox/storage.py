@@ -162,6 +162,14 @@ def _violation(table: Table, exc: psycopg.Error) -> Unprocessable:
     )
 
 
+def _still_referenced(table: Table, exc: psycopg.Error) -> str:
+    detail = (exc.diag.message_detail or "") if exc.diag else ""
+    m = re.search(r"Key \((.*)\)=\((.*)\) is still referenced from table \"(.*)\"", detail)
+    if m is None:
+        return f"{exc.diag.message_primary} {detail}"
+    return f"Cannot delete {table.name}.{m.group(1)} = {m.group(2)} because id is still referenced from table {m.group(3)}."
+
+
 UniqueHandler = Callable[[psycopg.errors.UniqueViolation], HttpError]
 
 
@@ -237,6 +245,8 @@ class Collection:
     writable: bool = True
     result_info: bool = False  # the module sends resultInfo (PgUtil.streamGet does)
     schema: str | None = None
+    view: Table | None = None  # GETs read this view (an RMB module's `*_view`) instead of the table
+    unique: Callable[[dict], UniqueHandler] | None = None  # the module's own answer to a duplicate of this record
 
     @property
     def schema_name(self) -> str | None:
@@ -246,7 +256,7 @@ class Collection:
 
 
 def _collection_get(c: Collection) -> Callable[[Request], Response]:
-    table = BY_NAME[c.table]
+    table = c.view or BY_NAME[c.table]
 
     def handler(req: Request) -> Response:
         limit = req.int_arg("limit", c.default_limit)
@@ -270,7 +280,7 @@ def record_by_id(conn: psycopg.Connection, table: Table, tenant: str, record_id:
 
 
 def _item_get(c: Collection) -> Callable[[Request], Response]:
-    table = BY_NAME[c.table]
+    table = c.view or BY_NAME[c.table]
 
     def handler(req: Request) -> Response:
         if not PATRON_UUID.match(req.params["id"]):
@@ -292,7 +302,7 @@ def _item_post(c: Collection) -> Callable[[Request], Response]:
         with req.sandbox.pool.connection() as conn:
             if c.prepare:
                 c.prepare(req, conn, record, None)
-            stored = insert_record(conn, table, req.tenant, record, req.user_id)
+            stored = insert_record(conn, table, req.tenant, record, req.user_id, c.unique(record) if c.unique else None)
         return Response(201, dumps(stored), JSON, [("Location", stored["id"])])  # RMB's PgUtil.post: the bare id
 
     return handler
@@ -312,7 +322,7 @@ def _item_put(c: Collection) -> Callable[[Request], Response]:
                 raise HttpError(404, "Not found")
             if c.prepare:
                 c.prepare(req, conn, record, stored)
-            update_record(conn, table, req.tenant, record_id, record, req.user_id)
+            update_record(conn, table, req.tenant, record_id, record, req.user_id, c.unique(record) if c.unique else None)
         return no_content()
 
     return handler
@@ -325,8 +335,11 @@ def _item_delete(c: Collection) -> Callable[[Request], Response]:
         record_id = req.params["id"]
         if not UUID.match(record_id):
             raise HttpError(404, "Not found")
-        with req.sandbox.pool.connection() as conn:
-            cur = conn.execute(sql.SQL("DELETE FROM {} WHERE id = %s").format(table.ident(req.tenant)), (record_id,))
+        try:
+            with req.sandbox.pool.connection() as conn:
+                cur = conn.execute(sql.SQL("DELETE FROM {} WHERE id = %s").format(table.ident(req.tenant)), (record_id,))
+        except psycopg.errors.ForeignKeyViolation as exc:  # PgUtil.responseForeignKeyViolation, without a 422 in the RAML
+            raise HttpError(400, _still_referenced(table, exc)) from None
         if cur.rowcount == 0:
             raise HttpError(404, "Not found")
         return no_content()

@@ -169,6 +169,7 @@ class Route:
     permission: str | None  # None: public (no token needed)
     regex: re.Pattern
     index: int = 0  # position in the router, used by the shared counters
+    multiple: bool = False  # an interface of type "multiple": reached by naming the module in X-Okapi-Module-Id
 
     @property
     def name(self) -> str:
@@ -180,9 +181,11 @@ class Router:
         self.routes: list[Route] = []
         self._by_segment: dict[str, list[Route]] = {}
 
-    def add(self, method: str, template: str, handler: Handler, module: str, permission: str | None) -> Route:
+    def add(self, method: str, template: str, handler: Handler, module: str, permission: str | None,
+            multiple: bool = False) -> Route:
         pattern = re.sub(r"\\\{(\w+)\\\}", r"(?P<\1>[^/]+)", re.escape(template))
-        route = Route(method, template, handler, module, permission, re.compile(f"^{pattern}$"), len(self.routes))
+        route = Route(method, template, handler, module, permission, re.compile(f"^{pattern}$"), len(self.routes),
+                      multiple)
         self.routes.append(route)
         self._by_segment.setdefault(_first_segment(template), []).append(route)
         return route

@@ -213,6 +213,14 @@ VOCABULARIES = [
      "subject-types/subject-types.json"),
     ("/material-types", "mtypes", vocabulary("material-types/materialtype.json", closed=True), "material-types/materialtypes.json"),
     ("/loan-types", "loantypes", vocabulary("loan-types/loantype.json", closed=True), "loan-types/loantypes.json"),
+    ("/instance-relationship-types", "instanceRelationshipTypes",
+     vocabulary("instance-relationship-types/instancerelationshiptype.json"),
+     "instance-relationship-types/instancerelationshiptypes.json"),
+    ("/ill-policies", "illPolicies", vocabulary("ill-policies/illpolicy.json", required=("name", "source"), closed=True),
+     "ill-policies/illpolicies.json"),
+    ("/item-damaged-statuses", "itemDamageStatuses", vocabulary("item-damaged-statuses/itemdamagedstatus.json",
+                                                                required=("name", "source"), closed=True),
+     "item-damaged-statuses/itemdamagedstatuses.json"),
 ]
 
 # -- mod-inventory --------------------------------------------------------------------------------------------
@@ -387,3 +395,78 @@ SOURCE_RECORDS = Shape("folio-org/data-import-raml-storage schemas/dto/sourceRec
         "order": INT, "externalIdsHolder": OBJ, "additionalInfo": OBJ, "metadata": OBJ},
         ("recordId", "snapshotId", "recordType", "parsedRecord"))),
     "totalRecords": INT}, ("sourceRecords", "totalRecords"))
+
+# -- the PTF master plan's user and inventory pages (mod-permissions, mod-users-bl, mod-users, ...) ---------------
+PERMS = "folio-org/mod-permissions ramls/"
+PERMISSION = Shape(PERMS + "permission.json", {
+    "permissionName": STR, "displayName": STR, "id": STR, "description": STR, "tags": ListOf(STR), "subPermissions": ARR,
+    "childOf": ARR, "grantedTo": ARR, "mutable": BOOL, "visible": BOOL, "dummy": BOOL, "deprecated": BOOL,
+    "moduleName": STR, "moduleVersion": STR, "metadata": METADATA}, closed=True)
+PERMISSION_COLLECTION = collection(PERMS + "permissionListObject.json", "permissions", PERMISSION)
+PERMISSION_NAMES = Shape(PERMS + "permissionNameListObject.json", {"permissionNames": ListOf(STR), "totalRecords": INT},
+                         ("permissionNames", "totalRecords"))
+# with full=true the names are permission records and totalRecords is missing, although the schema requires it:
+# PermsAPI.getAllFullPermissions never sets it
+PERMISSION_RECORDS = Shape(PERMS + "permissionNameListObject.json", {"permissionNames": ListOf(PERMISSION),
+                                                                     "totalRecords": INT}, ("permissionNames",))
+OPEN_TRANSACTIONS = Shape("folio-org/mod-users-bl ramls/openTransactions.json", {
+    "userId": STR, "userBarcode": STR, "hasOpenTransactions": BOOL, "loans": INT, "requests": INT, "feesFines": INT,
+    "proxies": INT, "blocks": INT}, ("userId", "hasOpenTransactions", "loans", "requests", "feesFines", "proxies", "blocks"),
+    closed=True)
+DEPARTMENT = Shape(USERS + "department.json", {"id": STR, "name": STR, "code": STR, "usageNumber": INT, "source": STR,
+                                               "metadata": METADATA}, ("name", "code"), closed=True)
+DEPARTMENT_COLLECTION = collection(USERS + "departmentCollection.json", "departments", DEPARTMENT, closed=True)
+CF = "folio-org/folio-custom-fields ramls/"
+CUSTOM_FIELD = Shape(CF + "customField.json", {
+    "id": STR, "name": STR, "refId": STR, "type": STR, "entityType": STR, "visible": BOOL, "required": BOOL,
+    "isRepeatable": BOOL, "order": INT, "helpText": STR,
+    "checkboxField": Shape(CF + "checkboxField.json", {"default": BOOL}, closed=True),
+    "selectField": Shape(CF + "selectField.json", {"multiSelect": BOOL, "options": Shape(CF + "selectFieldOptions.json", {
+        "values": ListOf(Shape(CF + "selectFieldOption.json", {"id": STR, "value": STR, "default": BOOL}, ("value",),
+                               closed=True)),
+        "sortingOrder": STR}, ("values",), closed=True)}, ("multiSelect", "options"), closed=True),
+    "textField": Shape(CF + "textField.json", {"fieldFormat": STR}, ("fieldFormat",), closed=True),
+    "displayInAccordion": STR, "metadata": METADATA}, ("name", "type", "entityType"), closed=True)
+CUSTOM_FIELD_COLLECTION = collection(CF + "customFieldCollection.json", "customFields", CUSTOM_FIELD, closed=True)
+REQUEST_PREFERENCE = Shape("folio-org/mod-circulation-storage ramls/request-preference.json", {
+    "id": STR, "userId": STR, "holdShelf": BOOL, "delivery": BOOL, "defaultServicePointId": STR,
+    "defaultDeliveryAddressTypeId": STR, "fulfillment": STR, "metadata": METADATA}, ("userId", "holdShelf", "delivery"),
+    closed=True)
+REQUEST_PREFERENCE_COLLECTION = collection("folio-org/mod-circulation-storage ramls/request-preferences.json",
+                                           "requestPreferences", REQUEST_PREFERENCE)
+BOUND_WITH_PART = Shape(INV + "bound-with-parts/bound-with-part.json", {
+    "id": STR, "holdingsRecordId": STR, "itemId": STR, "metadata": METADATA}, ("holdingsRecordId", "itemId"), closed=True)
+BOUND_WITH_PART_COLLECTION = collection(INV + "bound-with-parts/bound-with-parts.json", "boundWithParts", BOUND_WITH_PART)
+COPYCAT_PROFILE = Shape("folio-org/mod-copycat ramls/copycatprofile.json", {
+    "id": STR, "name": STR, "url": STR, "authentication": STR, "externalIdQueryMap": STR, "internalIdEmbedPath": STR,
+    "createJobProfileId": STR, "updateJobProfileId": STR, "allowedCreateJobProfileIds": ListOf(STR),
+    "allowedUpdateJobProfileIds": ListOf(STR), "targetOptions": OBJ, "externalIdentifierType": STR, "enabled": BOOL,
+    "metadata": METADATA}, ("name", "createJobProfileId", "updateJobProfileId"), closed=True)
+COPYCAT_PROFILE_COLLECTION = collection("folio-org/mod-copycat ramls/copycatcollection.json", "profiles", COPYCAT_PROFILE)
+SPRING_METADATA = OBJ  # the Spring modules' metadata objects (createdDate, createdByUserId, updatedDate, ...)
+TAG = Shape("folio-org/mod-tags src/main/resources/swagger.api/tags.yml#tagDto", {
+    "id": STR, "label": STR, "description": STR, "metadata": SPRING_METADATA}, ("label",))
+TAG_COLLECTION = Shape("folio-org/mod-tags src/main/resources/swagger.api/tags.yml#tagDtoCollection",
+                       {"tags": ListOf(TAG), "totalRecords": INT}, ("tags",))
+NOTE_TYPE = Shape("folio-org/mod-notes src/main/resources/swagger.api/schemas/noteType.yaml#noteType", {
+    "id": STR, "name": STR, "usage": Shape("folio-org/mod-notes noteType.yaml#noteType.usage", {"isAssigned": BOOL}),
+    "metadata": SPRING_METADATA}, ("name",))
+NOTE_TYPE_COLLECTION = Shape("folio-org/mod-notes src/main/resources/swagger.api/schemas/noteType.yaml#noteTypeCollection",
+                             {"noteTypes": ListOf(NOTE_TYPE), "totalRecords": INT}, ("noteTypes",))
+LOCATION_MAPPINGS = Shape("folio-org/mod-remote-storage src/main/resources/swagger.api/remote-storage.yaml"
+                          "#remoteLocationConfigurationMappings", {
+    "mappings": ListOf(Shape("folio-org/mod-remote-storage .../schemas/remoteLocationConfigurationMapping.json",
+                             {"folioLocationId": STR, "configurationId": STR}, ("folioLocationId", "configurationId"),
+                             closed=True)),
+    "totalRecords": INT}, ("mappings",))
+ACQ = "folio-org/acq-models "
+TITLE_COLLECTION = Shape(ACQ + "mod-orders-storage/schemas/title_collection.json", {"titles": ARR, "totalRecords": INT},
+                         ("titles", "totalRecords"), closed=True)
+PIECE_COLLECTION = Shape(ACQ + "mod-orders-storage/schemas/piece_collection.json", {
+    "pieces": ARR, "totalRecords": INT, "first": INT, "last": INT}, closed=True)
+HOLDING_SUMMARY_COLLECTION = Shape(ACQ + "mod-orders/schemas/holding_summary_collection.json", {
+    "holdingSummaries": ARR, "totalRecords": INT}, ("holdingSummaries", "totalRecords"))
+# the Spring modules' Errors (folio-spring-support / the modules' ErrorsHelper): message, type, code
+SPRING_ERRORS = Shape("folio-org/mod-tags src/main/java/org/folio/tags/util/ErrorsHelper.java", {
+    "errors": ListOf(Shape("folio-org/mod-tags ErrorsHelper.createError", {"message": STR, "type": STR, "code": STR},
+                           ("message", "type"), closed=True)), "total_records": INT}, ("errors",))

@@ -191,3 +191,92 @@ def test_text_errors_are_text(api):
                      requests.get(api.url + "/users/not-a-uuid", headers=api.headers, timeout=30)):
         assert response.status_code in (400, 404)
         assert response.headers["Content-Type"].startswith("text/plain")
+
+
+# -- what the PTF master plan's user and inventory pages read and write ---------------------------------------------
+def test_permissions_and_open_transactions(api):
+    user, perms_id = api.user(), str(uuid.uuid4())
+    created = api.post("/perms/users", {"userId": user["id"], "permissions": ["ui-users.view"], "id": perms_id})
+    assert created.status_code == 201
+    conforms(created.json(), c.PERMISSION_USER)
+    conforms(api.get(f"/perms/users/{user['id']}", indexField="userId", full="true").json(), c.PERMISSION_USER)
+    conforms(api.get(f"/perms/users/{user['id']}/permissions", indexField="userId").json(), c.PERMISSION_NAMES)
+    full = api.get(f"/perms/users/{user['id']}/permissions", indexField="userId", full="true").json()
+    assert full["permissionNames"]
+    conforms(full, c.PERMISSION_RECORDS)
+    record = api.get(f"/perms/users/{perms_id}").json()
+    edited = api.put(f"/perms/users/{perms_id}", {**record, "permissions": []})
+    assert edited.status_code == 200
+    conforms(edited.json(), c.PERMISSION_USER)
+    catalogue = api.get("/perms/permissions", query="(visible==true)", length="10000").json()
+    assert catalogue["permissions"]
+    conforms(catalogue, c.PERMISSION_COLLECTION)
+    conforms(api.get("/perms/permissions", length="10000", includeDummy="true", expandSubs="true").json(),
+             c.collection(c.PERMS + "permissionListObject.json", "permissions",
+                          c.Shape(c.PERMISSION.source, {**c.PERMISSION.types, "subPermissions": c.ListOf(c.PERMISSION)},
+                                  closed=True)))
+    conforms(api.get(f"/bl-users/by-id/{user['id']}/open-transactions").json(), c.OPEN_TRANSACTIONS)
+    item = api.item()
+    assert api.check_out(item, user).status_code == 201
+    refused = api.delete(f"/bl-users/by-id/{user['id']}")
+    assert refused.status_code == 409
+    conforms(refused.json(), c.OPEN_TRANSACTIONS)
+    invalid = api.post("/perms/users", {"userId": api.user()["id"], "permissions": ["not.a.permission"]})
+    assert invalid.status_code == 422
+    conforms(invalid.json(), c.ERRORS)
+
+
+def test_user_page_lists(api, custom_field):
+    department = api.created("/departments", {"name": "Dept " + uuid.uuid4().hex[:8], "code": uuid.uuid4().hex[:6]})
+    conforms(department, c.DEPARTMENT)
+    conforms(api.get("/departments", query="cql.allRecords=1 sortby name", limit="10000").json(), c.DEPARTMENT_COLLECTION)
+    conforms(api.get(f"/departments/{department['id']}").json(), c.DEPARTMENT)
+    duplicate = api.post("/departments", {"name": department["name"], "code": "other"})
+    assert duplicate.status_code == 422
+    conforms(duplicate.json(), c.ERRORS)
+    mod_users = next(m["id"] for m in requests.get(api.url + "/_/proxy/tenants/diku/modules", timeout=30).json()
+                     if m["id"].startswith("mod-users-") and not m["id"].startswith("mod-users-bl"))
+    headers = {**api.headers, "x-okapi-module-id": mod_users}
+    fields = requests.get(api.url + "/custom-fields", params={"limit": "2147483647"}, headers=headers, timeout=30).json()
+    assert fields["customFields"]
+    conforms(fields, c.CUSTOM_FIELD_COLLECTION)
+    conforms(requests.get(f"{api.url}/custom-fields/{custom_field['id']}", headers=headers, timeout=30).json(),
+             c.CUSTOM_FIELD)
+    user = api.user()
+    preference = api.created("/request-preference-storage/request-preference", {
+        "userId": user["id"], "fulfillment": "Hold Shelf", "holdShelf": True, "delivery": False, "id": str(uuid.uuid4())})
+    conforms(preference, c.REQUEST_PREFERENCE)
+    conforms(api.get("/request-preference-storage/request-preference", query=f"userId=={user['id']}").json(),
+             c.REQUEST_PREFERENCE_COLLECTION)
+    conforms(api.get(f"/request-preference-storage/request-preference/{preference['id']}").json(), c.REQUEST_PREFERENCE)
+    note_types = api.get("/note-types", query="cql.allRecords=1 sortby name", limit="500").json()
+    conforms(note_types, c.NOTE_TYPE_COLLECTION)
+    conforms(api.get(f"/note-types/{note_types['noteTypes'][0]['id']}").json(), c.NOTE_TYPE)
+    tags = api.get("/tags", query="cql.allRecords=1 sortby label", limit="10000").json()
+    conforms(tags, c.TAG_COLLECTION)
+    conforms(api.get(f"/tags/{tags['tags'][0]['id']}").json(), c.TAG)
+    spring_error = api.get("/tags", limit="0")
+    assert spring_error.status_code == 422
+    conforms(spring_error.json(), c.SPRING_ERRORS)
+
+
+def test_inventory_page_lists(api):
+    item = api.item()
+    holdings_id = item["holdingsRecordId"]
+    instance_id = api.get(f"/holdings-storage/holdings/{holdings_id}").json()["instanceId"]
+    part = api.created("/inventory-storage/bound-with-parts", {"holdingsRecordId": holdings_id, "itemId": item["id"]})
+    conforms(part, c.BOUND_WITH_PART)
+    conforms(api.get("/inventory-storage/bound-with-parts", query=f"(holdingsRecordId=={holdings_id})", limit="5000").json(),
+             c.BOUND_WITH_PART_COLLECTION)
+    conforms(api.get(f"/inventory-storage/bound-with-parts/{part['id']}").json(), c.BOUND_WITH_PART)
+    profiles = api.get("/copycat/profiles", query="enabled=true sortby name", limit="1000").json()
+    conforms(profiles, c.COPYCAT_PROFILE_COLLECTION)
+    conforms(api.get(f"/copycat/profiles/{profiles['profiles'][0]['id']}").json(), c.COPYCAT_PROFILE)
+    conforms(api.get("/remote-storage/mappings", limit="1000").json(), c.LOCATION_MAPPINGS)
+    conforms(api.get("/orders/titles", query=f"instanceId=={instance_id}", limit="5000").json(), c.TITLE_COLLECTION)
+    conforms(api.get("/orders/pieces", query=f'holdingId=={holdings_id} and displayOnHolding=="true" and '
+                                             'receivingStatus="Received"', limit="5000").json(), c.PIECE_COLLECTION)
+    conforms(api.get(f"/orders/holding-summary/{holdings_id}").json(), c.HOLDING_SUMMARY_COLLECTION)
+    bad_query = api.get("/orders/pieces", query="holdingId==(")
+    assert bad_query.status_code == 400
+    conforms(bad_query.json(), c.ERRORS)

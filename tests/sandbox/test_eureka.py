@@ -75,6 +75,20 @@ def test_unknown_path_and_okapis_api_are_kongs_404(eureka, token):
     assert r.status_code == 404 and kong_json(r) == "no Route matched with those values"
 
 
+def test_an_interface_of_type_multiple_matches_the_module_id_header(eureka, token):
+    """KongGatewayService: the custom-fields routes also require X-Okapi-Module-Id to name the module; other routes
+    ignore the header."""
+    mod_users = "mod-users-" + release("sunflower").versions("eureka")["mod-users"]
+    for module_id in (None, "mod-users-19.1.1"):
+        headers = {**eureka.headers(token), **({"X-Okapi-Module-Id": module_id} if module_id else {})}
+        r = requests.get(eureka.url + "/custom-fields", headers=headers)
+        assert r.status_code == 404 and kong_json(r) == "no Route matched with those values"
+    named = {**eureka.headers(token), "X-Okapi-Module-Id": mod_users}
+    r = requests.get(eureka.url + "/custom-fields", headers=named)
+    assert r.status_code == 200 and r.json() == {"customFields": [], "totalRecords": 0}
+    assert requests.get(eureka.url + "/groups", headers=named).status_code == 200
+
+
 def test_kong_answers_in_the_accepted_media_type(eureka):
     r = requests.get(eureka.url + "/nothing", headers={"Accept": "text/plain"})
     assert r.status_code == 404 and r.headers["Content-Type"] == "text/plain; charset=utf-8"

@@ -39,6 +39,10 @@ REFERENCE = [
     ("/organizations-storage/organizations", "organizations", "b3351a99-25aa-40c7-9a33-be73aa6ed341", "Cruise Acoustics"),
     ("/organizations/organizations", "organizations", "b3351a99-25aa-40c7-9a33-be73aa6ed341", "Cruise Acoustics"),
     ("/authority-source-files", "authoritySourceFiles", "af045f2f-e851-4613-984c-4bc13430454a", "LC Name Authority file (LCNAF)"),
+    ("/instance-relationship-types", "instanceRelationshipTypes", "758f13db-ffb4-440e-bb10-8a364aa6cb4a", "bound-with"),
+    ("/ill-policies", "illPolicies", "46970b40-918e-47a4-a45d-b1677a2d3d46", "Will lend"),
+    ("/item-damaged-statuses", "itemDamageStatuses", "54d1dd76-ea33-4bcb-955b-6b29df4f7930", "Damaged"),
+    ("/copycat/profiles", "profiles", "f26df83c-aa25-40b6-876e-96852c3d4fd4", "OCLC WorldCat"),
 ]
 
 
@@ -77,7 +81,8 @@ def test_reference_counts_match_folio_defaults(api):
                 ("/instance-formats", 'source=="rdacarrier"'): 57, ("/instance-types", 'source=="rdacontent"'): 25,
                 ("/material-types", 'source=="folio"'): 8, ("/loan-types", 'source=="folio"'): 4,
                 ("/statistical-codes", 'source=="UC" or source=="folio"'): 28, ("/authority-source-files", 'source=="folio"'): 12,
-                ("/organizations-storage/organizations", "cql.allRecords=1"): 7}
+                ("/organizations-storage/organizations", "cql.allRecords=1"): 7, ("/ill-policies", 'source=="folio"'): 8,
+                ("/item-damaged-statuses", 'source=="local" and name=="*amaged"'): 2}
     for (path, query), count in expected.items():
         assert api.get(path, query=query, limit=0).json()["totalRecords"] == count, path
 
@@ -123,9 +128,9 @@ def test_permission_users(api, folio_sandbox):
 
 def test_permission_user_post(api):
     user = api.user()
-    created = api.post("/perms/users", {"userId": user["id"], "permissions": ["users.item.get", "users.item.get", "ui-users"]})
+    created = api.post("/perms/users", {"userId": user["id"], "permissions": ["users.item.get", "users.item.get", "ui-users.view"]})
     assert created.status_code == 201, created.text
-    assert created.json()["permissions"] == ["users.item.get", "ui-users"]
+    assert created.json()["permissions"] == ["users.item.get", "ui-users.view"]
     bad = api.post("/perms/users", {"userId": "nope", "permissions": []})
     assert (bad.status_code, bad.text) == (400, "Invalid UUID string: nope")
     assert api.post("/perms/users", {"permissions": []}).status_code == 422  # userId is required

@@ -118,3 +118,26 @@ def test_check_in_of_an_overdue_loan_shows_the_overdue_fine_calls(traced):
     us = [int(line.rsplit(" ", 1)[1][:-2]) for line in lines(r)]
     times = trace_reader.breakdown(lines(r), us[0] + us[-1])
     assert times is not None and "mod-feesfines" in times  # --trace's breakdown by module shows it
+
+
+def test_user_deletion_shows_the_calls_mod_users_bl_makes(traced):
+    """mod-users-bl counts the open transactions in five modules' storage, then deletes the user and its records."""
+    _, api = traced
+    user = api.user()
+    r = api.delete(f"/bl-users/by-id/{user['id']}")
+    assert r.status_code == 204, r.text
+    hops = modules(lines(r))
+    assert hops[0] == ("DELETE", "mod-authtoken", f"/bl-users/by-id/{user['id']}", "202")
+    assert hops[-1] == ("DELETE", "mod-users-bl", f"/bl-users/by-id/{user['id']}", "204")
+    assert [(method, module, path) for method, module, path, _ in hops[1:-1]] == [
+        ("GET", "mod-users", "/users.."),
+        ("GET", "mod-circulation-storage", "/loan-storage/loans"),
+        ("GET", "mod-circulation-storage", "/request-storage/requests"),
+        ("GET", "mod-feesfines", "/accounts"),
+        ("GET", "mod-feesfines", "/manualblocks"),
+        ("GET", "mod-users", "/proxiesfor"),
+        ("DELETE", "mod-users", "/users"),
+        ("GET", "mod-circulation-storage", "/request-preference-storage/request-preference"),
+        ("DELETE", "mod-login", "/authn/credentials"),
+        ("DELETE", "mod-permissions", "/perms/users"),
+    ]
