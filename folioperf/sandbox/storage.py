@@ -298,37 +298,46 @@ def _item_post(c: Collection) -> Callable[[Request], Response]:
     return handler
 
 
-def _item_put(c: Collection) -> Callable[[Request], Response]:
+def replace(req: Request, c: Collection, record_id: str, body: dict) -> None:
+    """RMB's PUT of one record of `c`: the body checked against the module's schema, the module's own
+    values (`prepare`), then the update with RMB's 404, 409 (optimistic locking) and 422."""
+    if not UUID.match(record_id):
+        raise HttpError(404, "Not found")
+    record = validation.validate(c.schema_name, body)
     table = BY_NAME[c.table]
+    with req.sandbox.pool.connection() as conn, conn.transaction():
+        stored = get_record(conn, table, req.tenant, record_id, lock=True)
+        if stored is None:
+            raise HttpError(404, "Not found")
+        if c.prepare:
+            c.prepare(req, conn, record, stored)
+        update_record(conn, table, req.tenant, record_id, record, req.user_id)
 
+
+def _item_put(c: Collection) -> Callable[[Request], Response]:
     def handler(req: Request) -> Response:
         record_id = req.params["id"]
         if not UUID.match(record_id):
             raise HttpError(404, "Not found")
-        record = validation.validate(c.schema_name, req.json())
-        with req.sandbox.pool.connection() as conn, conn.transaction():
-            stored = get_record(conn, table, req.tenant, record_id, lock=True)
-            if stored is None:
-                raise HttpError(404, "Not found")
-            if c.prepare:
-                c.prepare(req, conn, record, stored)
-            update_record(conn, table, req.tenant, record_id, record, req.user_id)
+        replace(req, c, record_id, req.json())
         return no_content()
 
     return handler
 
 
-def _item_delete(c: Collection) -> Callable[[Request], Response]:
-    table = BY_NAME[c.table]
+def delete(req: Request, c: Collection, record_id: str) -> None:
+    """RMB's DELETE of one record of `c`: 404 "Not found" when there is none."""
+    if not UUID.match(record_id):
+        raise HttpError(404, "Not found")
+    with req.sandbox.pool.connection() as conn:
+        cur = conn.execute(sql.SQL("DELETE FROM {} WHERE id = %s").format(BY_NAME[c.table].ident(req.tenant)), (record_id,))
+    if cur.rowcount == 0:
+        raise HttpError(404, "Not found")
 
+
+def _item_delete(c: Collection) -> Callable[[Request], Response]:
     def handler(req: Request) -> Response:
-        record_id = req.params["id"]
-        if not UUID.match(record_id):
-            raise HttpError(404, "Not found")
-        with req.sandbox.pool.connection() as conn:
-            cur = conn.execute(sql.SQL("DELETE FROM {} WHERE id = %s").format(table.ident(req.tenant)), (record_id,))
-        if cur.rowcount == 0:
-            raise HttpError(404, "Not found")
+        delete(req, c, req.params["id"])
         return no_content()
 
     return handler
