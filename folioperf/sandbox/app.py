@@ -37,6 +37,7 @@ from folioperf.sandbox import (
     pages,
     patron,
     permissions,
+    pick_slips,
     policies,
     reference,
     request_queue,
@@ -96,7 +97,7 @@ def build_router(settings: Settings) -> Router:
     inventory.register(router)
     storage.register(router)
     for module in (users, users_bl, permissions, inventory_storage, calendars, circulation, request_queue, patron,
-                   blocks, pages, policies, srs):
+                   blocks, pages, policies, srs, pick_slips):
         module.register(router)
     for register in settings.extra_modules:
         register(router)
