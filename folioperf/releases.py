@@ -100,7 +100,7 @@ RELEASES: dict[str, Release] = {
          ("mod-inventory-storage", "27.0.6"), ("mod-circulation", "24.1.2"), ("mod-circulation-storage", "17.1.9"),
          ("mod-patron", "6.0.0"), ("mod-patron-blocks", "1.9.0"), ("mod-feesfines", "19.0.0"),
          ("mod-source-record-storage", "5.7.7"), ("mod-calendar", "2.5.0"), ("mod-entities-links", "2.0.6"),
-         ("mod-organizations-storage", "4.6.0"), ("mod-organizations", "1.8.0")),
+         ("mod-organizations-storage", "4.6.0"), ("mod-organizations", "1.8.0"), ("mod-quick-marc", "5.0.2")),
         None, (), None, None,
         source_records_raw_record=True, missing_token_status=403,
     ),
@@ -113,7 +113,7 @@ RELEASES: dict[str, Release] = {
          ("mod-inventory-storage", "27.1.5"), ("mod-circulation", "24.2.7"), ("mod-circulation-storage", "17.2.6"),
          ("mod-patron", "6.1.0"), ("mod-patron-blocks", "1.10.0"), ("mod-feesfines", "19.1.0"),
          ("mod-source-record-storage", "5.8.11"), ("mod-calendar", "3.1.0"), ("mod-entities-links", "3.0.2"),
-         ("mod-organizations-storage", "4.7.0"), ("mod-organizations", "1.9.2")),
+         ("mod-organizations-storage", "4.7.0"), ("mod-organizations", "1.9.2"), ("mod-quick-marc", "5.1.1")),
         None, (), None, None,
         source_records_raw_record=False, missing_token_status=400,
     ),
@@ -126,13 +126,14 @@ RELEASES: dict[str, Release] = {
          ("mod-inventory-storage", "28.0.14"), ("mod-circulation", "24.3.22"), ("mod-circulation-storage", "17.3.6"),
          ("mod-patron", "6.2.12"), ("mod-patron-blocks", "1.11.3"), ("mod-feesfines", "19.2.3"),
          ("mod-source-record-storage", "5.9.17"), ("mod-calendar", "3.2.0"), ("mod-entities-links", "3.1.5"),
-         ("mod-organizations-storage", "4.8.1"), ("mod-organizations", "2.0.0")),
+         ("mod-organizations-storage", "4.8.1"), ("mod-organizations", "2.0.0"), ("mod-quick-marc", "6.0.0")),
         f"{_LSP} tag R2-2024-csp-8, install-applications.json and management-modules.json (kong-3.9.0)",
         (
             Application(
                 "app-platform-complete", "1.1.89",
                 "folio-org/app-platform-complete tag v1.1.89, app-platform-complete.template.json",
-                (("mod-organizations-storage", "4.8.1"), ("mod-organizations", "2.0.0"), ("mod-inventory-storage", "28.0.14"),
+                (("mod-organizations-storage", "4.8.1"), ("mod-organizations", "2.0.0"), ("mod-quick-marc", "6.0.0"),
+                 ("mod-inventory-storage", "28.0.14"),
                  ("mod-circulation-storage", "17.3.6"), ("mod-inventory", "21.0.17"), ("mod-circulation", "24.3.22"),
                  ("mod-feesfines", "19.2.3"), ("mod-patron-blocks", "1.11.3"), ("mod-entities-links", "3.1.5"),
                  ("mod-patron", "6.2.12"), ("mod-calendar", "3.2.0"), ("mod-source-record-storage", "5.9.17")),
@@ -159,7 +160,7 @@ RELEASES: dict[str, Release] = {
          ("mod-inventory-storage", "29.0.18"), ("mod-circulation", "24.4.18"), ("mod-circulation-storage", "17.4.3"),
          ("mod-patron", "6.3.6"), ("mod-patron-blocks", "1.12.3"), ("mod-feesfines", "19.3.3"),
          ("mod-source-record-storage", "5.10.15"), ("mod-calendar", "3.3.1"), ("mod-entities-links", "4.0.3"),
-         ("mod-organizations-storage", "4.9.2"), ("mod-organizations", "2.1.1")),
+         ("mod-organizations-storage", "4.9.2"), ("mod-organizations", "2.1.1"), ("mod-quick-marc", "7.0.0")),
         f"{_LSP} tag R1-2025-csp-7, install-applications.json and management-modules.json (kong-3.9.2)",
         (
             Application(
@@ -172,7 +173,8 @@ RELEASES: dict[str, Release] = {
                 "folio-org/app-platform-complete tag v2.5.10, app-platform-complete.template.json",
                 (("mod-inventory-storage", "29.0.19"), ("mod-circulation", "24.4.20"), ("mod-inventory", "21.1.20"),
                  ("mod-circulation-storage", "17.4.3"), ("mod-patron-blocks", "1.12.3"), ("mod-feesfines", "19.3.3"),
-                 ("mod-patron", "6.3.6"), ("mod-source-record-storage", "5.10.15"), ("mod-entities-links", "4.0.3"),
+                 ("mod-patron", "6.3.6"), ("mod-source-record-storage", "5.10.15"), ("mod-quick-marc", "7.0.0"),
+                 ("mod-entities-links", "4.0.3"),
                  ("mod-calendar", "3.3.1")),
             ),
             Application(

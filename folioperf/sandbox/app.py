@@ -39,6 +39,7 @@ from folioperf.sandbox import (
     permissions,
     pick_slips,
     policies,
+    quickmarc,
     reference,
     request_queue,
     schema,
@@ -97,7 +98,7 @@ def build_router(settings: Settings) -> Router:
     inventory.register(router)
     storage.register(router)
     for module in (users, users_bl, permissions, inventory_storage, calendars, circulation, request_queue, patron,
-                   blocks, pages, policies, srs, pick_slips):
+                   blocks, pages, policies, srs, pick_slips, quickmarc):
         module.register(router)
     for register in settings.extra_modules:
         register(router)

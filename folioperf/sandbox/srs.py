@@ -185,21 +185,22 @@ def source_record(conn: psycopg.Connection, tenant: str, external_id: str) -> di
 
 
 @calls("PUT", "mod-source-record-storage", "/source-storage/records/{id}/generation")
-def save_generation(conn: psycopg.Connection, tenant: str, matched_id: str, content: dict, suppress: bool | None,
-                    external_hrid: str | None, user_id: str | None) -> str:
+def save_generation(conn: psycopg.Connection, tenant: str, matched_id: str, content: dict, suppress: bool,
+                    external_id: str, external_hrid: str, user_id: str | None) -> str:
     """RecordServiceImpl.updateSourceRecord (the QM_RECORD_UPDATED event of a quickMARC edit): a new COMMITTED
     snapshot and a new generation of the record (new id, same matched id, the existing raw record, the edited
-    parsed content, DELETED when the leader's status is `d`), the old generation OLD. Returns the new id; a
-    record that is not there is a 404 "Record with id '...' was not found"."""
+    parsed content and the edit's external ids and suppression, DELETED and suppressed when the leader's status
+    is `d`), the old generation OLD. Returns the new id; a record that is not there is a 404 "Record with id
+    '...' was not found". The new generation's creation is the first one's, its update the edit's."""
     t = _tables(tenant)
     old = conn.execute(sql.SQL(
-        "SELECT r.id, r.generation, r.record_type, r.external_id, r.external_hrid, r.\"order\", r.suppress_discovery, "
+        "SELECT r.id, r.generation, r.record_type, r.\"order\", "
         "r.created_by_user_id, r.created_date, raw.content FROM {records} r LEFT JOIN {raw} raw ON raw.id = r.id "
         "WHERE r.matched_id = %s::uuid AND r.state IN ('ACTUAL', 'DELETED') ORDER BY r.generation DESC LIMIT 1 FOR UPDATE OF r"
     ).format(**t), (matched_id,)).fetchone()
     if old is None:
         raise HttpError(404, f"Record with id '{matched_id}' was not found")
-    old_id, generation, record_type, external_id, old_hrid, order, old_suppress, created_by, created, raw = old
+    old_id, generation, record_type, order, created_by, created, raw = old
     new_id, snapshot = str(uuid.uuid4()), str(uuid.uuid4())
     leader = str(content.get("leader") or "")
     status = leader[5] if len(leader) > 5 else None
@@ -212,8 +213,7 @@ def save_generation(conn: psycopg.Connection, tenant: str, matched_id: str, cont
         "leader_record_status, \"order\", suppress_discovery, created_by_user_id, created_date, updated_by_user_id, "
         "updated_date, external_hrid) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, now(), %s)").format(**t),
         (new_id, snapshot, matched_id, generation + 1, record_type, external_id, "DELETED" if deleted else "ACTUAL", status,
-         order, True if deleted else (old_suppress if suppress is None else suppress), created_by, created, user_id,
-         external_hrid if external_hrid is not None else old_hrid))
+         order, deleted or suppress, created_by, created, user_id, external_hrid))
     conn.execute(sql.SQL("INSERT INTO {raw} (id, content) VALUES (%s, %s)").format(**t), (new_id, raw or ""))
     conn.execute(sql.SQL("INSERT INTO {marc} (id, content) VALUES (%s, %s)").format(**t), (new_id, Jsonb(content)))
     return new_id
