@@ -193,10 +193,12 @@ def save_generation(conn: psycopg.Connection, tenant: str, matched_id: str, cont
     is `d`), the old generation OLD. Returns the new id; a record that is not there is a 404 "Record with id
     '...' was not found". The new generation's creation is the first one's, its update the edit's."""
     t = _tables(tenant)
+    # one edit of a record at a time: a second waits here, then reads the generation the first wrote
+    conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (f"srs-record:{matched_id}",))
     old = conn.execute(sql.SQL(
         "SELECT r.id, r.generation, r.record_type, r.\"order\", "
         "r.created_by_user_id, r.created_date, raw.content FROM {records} r LEFT JOIN {raw} raw ON raw.id = r.id "
-        "WHERE r.matched_id = %s::uuid AND r.state IN ('ACTUAL', 'DELETED') ORDER BY r.generation DESC LIMIT 1 FOR UPDATE OF r"
+        "WHERE r.matched_id = %s::uuid AND r.state IN ('ACTUAL', 'DELETED') ORDER BY r.generation DESC LIMIT 1"
     ).format(**t), (matched_id,)).fetchone()
     if old is None:
         raise HttpError(404, f"Record with id '{matched_id}' was not found")

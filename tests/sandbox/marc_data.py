@@ -8,6 +8,8 @@ import uuid
 
 import psycopg
 
+from tests.sandbox.inventory_data import TEXT_TYPE, Api, unique
+
 BIB_LEADER = "00000nam a2200000 a 4500"
 AUTHORITY_LEADER = "00000nz  a2200000n  4500"
 
@@ -50,3 +52,15 @@ def insert_records(dsn: str, tenant: str, records: list[dict]) -> str:
             conn.execute(f"INSERT INTO {schema}.raw_records_lb (id, content) VALUES (%s, %s)", (r["id"], json.dumps(r["content"])))
             conn.execute(f"INSERT INTO {schema}.marc_records_lb (id, content) VALUES (%s, %s)", (r["id"], json.dumps(r["content"])))
     return snapshot
+
+
+def marc_instance(api: Api, folio_sandbox, title: str | None = None) -> dict:
+    """An instance (source MARC) with its MARC bib in SRS, generation 0 (record id = matched id)."""
+    title = title or unique("A MARC book ")
+    instance = api.created("/instance-storage/instances", {"title": title, "source": "MARC", "instanceTypeId": TEXT_TYPE})
+    record_id = str(uuid.uuid4())
+    content = bib_content(instance["hrid"], title, instance["id"], record_id)
+    insert_records(folio_sandbox.dsn, folio_sandbox.tenant, [{"id": record_id, "record_type": "MARC_BIB",
+                                                               "external_id": instance["id"], "hrid": instance["hrid"],
+                                                               "content": content}])
+    return {"instance": instance, "recordId": record_id, "content": content}

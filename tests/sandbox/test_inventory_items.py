@@ -9,7 +9,7 @@ import uuid
 import requests
 
 from tests.sandbox.inventory_data import Api, unique
-from tests.sandbox.test_eureka import make_user
+from tests.sandbox.staff import staff_api
 
 
 def _iro_edit(api: Api, item_id: str, pieces: int) -> tuple[dict, requests.Response]:
@@ -100,10 +100,7 @@ def test_iro_delete(api):
 
 def test_writes_need_their_permissions(folio_sandbox, api):
     item = api.item()
-    username, password = make_user(folio_sandbox, ["inventory.items.item.get"])
-    r = requests.post(folio_sandbox.url + "/authn/login", json={"username": username, "password": password},
-                      headers=folio_sandbox.headers(), timeout=30)
-    reader = Api.of(folio_sandbox, r.headers["x-okapi-token"])
+    reader = staff_api(folio_sandbox, ["inventory.items.item.get"])
     body = reader.get(f"/inventory/items/{item['id']}").json()
     r = reader.put(f"/inventory/items/{item['id']}", body)
     assert r.status_code == 403 and r.text.endswith("requires permission: inventory.items.item.put")

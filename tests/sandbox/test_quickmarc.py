@@ -6,26 +6,15 @@ generation and the instance its MARC-derived fields and a new `_version`, or a s
 from __future__ import annotations
 
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from tests.sandbox.inventory_data import TEXT_TYPE, Api, unique
-from tests.sandbox.marc_data import authority_content, bib_content, insert_records
-from tests.sandbox.test_eureka import make_user
+from tests.sandbox.inventory_data import Api, unique
+from tests.sandbox.marc_data import authority_content, insert_records, marc_instance
+from tests.sandbox.staff import staff_api
 
 SUMMARY_NOTE_TYPE = "10e2e11b-450f-45c8-b09b-0f819999966e"
-
-
-def marc_instance(api: Api, folio_sandbox, title: str | None = None) -> dict:
-    """An instance (source MARC) with its MARC bib in SRS, generation 0 (record id = matched id)."""
-    title = title or unique("A MARC book ")
-    instance = api.created("/instance-storage/instances", {"title": title, "source": "MARC", "instanceTypeId": TEXT_TYPE})
-    record_id = str(uuid.uuid4())
-    content = bib_content(instance["hrid"], title, instance["id"], record_id)
-    insert_records(folio_sandbox.dsn, folio_sandbox.tenant, [{"id": record_id, "record_type": "MARC_BIB",
-                                                               "external_id": instance["id"], "hrid": instance["hrid"],
-                                                               "content": content}])
-    return {"instance": instance, "recordId": record_id, "content": content}
 
 
 def ett_edit(api: Api, instance_id: str, version: str | None = None):
@@ -111,6 +100,22 @@ def test_a_stale_related_record_version_is_409(api, folio_sandbox):
     assert r.status_code == 400 and r.json()["type"] == "-3" and "not_found" in r.json()["message"]
 
 
+def test_two_saves_of_one_version_at_once_one_wins(api, folio_sandbox):
+    """Two editors save the same version at the same moment: the instance's optimistic lock lets exactly one through
+    (and SRS keeps both generations, the newest ACTUAL)."""
+    made = marc_instance(api, folio_sandbox)
+    instance_id = made["instance"]["id"]
+    version = str(api.get(f"/inventory/instances/{instance_id}").json()["_version"])
+    record = api.get("/records-editor/records", externalId=instance_id).json()
+    record["relatedRecordVersion"] = version
+    with ThreadPoolExecutor(2) as pool:
+        answers = list(pool.map(lambda _: api.put(f"/records-editor/records/{record['parsedRecordId']}", record), range(2)))
+    assert sorted(r.status_code for r in answers) == [202, 409]
+    assert api.get(f"/inventory/instances/{instance_id}").json()["_version"] == int(version) + 1
+    assert api.get(f"/source-storage/records/{instance_id}/formatted", idType="INSTANCE").json()["generation"] == 2
+    assert api.get("/source-storage/source-records", instanceId=instance_id).json()["totalRecords"] == 1
+
+
 @pytest.mark.parametrize("change, status, body", [
     (lambda r: r.pop("relatedRecordVersion"), 400,
      {"message": "Parameter 'relatedRecordVersion' must not be null", "type": "-1", "code": "BAD_REQUEST"}),
@@ -169,16 +174,7 @@ def test_a_marc_authority_in_the_editor(api, folio_sandbox):
 
 def test_the_editor_needs_its_permissions(api, folio_sandbox):
     made = marc_instance(api, folio_sandbox)
-    username, password = make_user(folio_sandbox, ["marc-records-editor.item.get"])
-    reader = Api.of(folio_sandbox, folio_sandbox_login(folio_sandbox, username, password))
+    reader = staff_api(folio_sandbox, ["marc-records-editor.item.get"])
     record = reader.get("/records-editor/records", externalId=made["instance"]["id"]).json()
     r = reader.put(f"/records-editor/records/{record['parsedRecordId']}", {**record, "relatedRecordVersion": "1"})
     assert r.status_code == 403 and r.text.endswith("requires permission: marc-records-editor.item.put")
-
-
-def folio_sandbox_login(sandbox, username: str, password: str) -> str:
-    import requests
-
-    r = requests.post(sandbox.url + "/authn/login", json={"username": username, "password": password},
-                      headers=sandbox.headers(), timeout=30)
-    return r.headers["x-okapi-token"]

@@ -4,10 +4,13 @@ HRID or id, in SRS's shapes, from its relational tables."""
 from __future__ import annotations
 
 import json
+import threading
 import uuid
 
+import psycopg
 import pytest
 
+from folioperf.sandbox import srs
 from tests.sandbox.inventory_data import Api, unique
 from tests.sandbox.marc_data import BIB_LEADER, authority_content, insert_records
 
@@ -128,3 +131,34 @@ def test_marc_authority_record_by_authority_id(api, folio_sandbox):
     assert api.get(f"/source-storage/records/{authority_id}/formatted", idType="INSTANCE").status_code == 404
     listed = api.get("/source-storage/source-records", recordType="MARC_AUTHORITY", recordId=record_id).json()
     assert listed["sourceRecords"][0]["externalIdsHolder"] == {"authorityId": authority_id, "authorityHrid": hrid}
+
+
+def test_two_edits_of_one_record_take_generations_in_turn(folio_sandbox):
+    """Two quickMARC edits of the same record at once: the second waits for the first and writes the next
+    generation after it, so one generation stays ACTUAL."""
+    record_id, external_id, hrid = str(uuid.uuid4()), str(uuid.uuid4()), unique("in")
+    content = {"leader": BIB_LEADER, "fields": [{"001": hrid}]}
+    insert_records(folio_sandbox.dsn, folio_sandbox.tenant, [{"id": record_id, "record_type": "MARC_BIB",
+                                                               "external_id": external_id, "hrid": hrid, "content": content}])
+    tenant, saved = folio_sandbox.tenant, []
+
+    def edit(conn: psycopg.Connection) -> None:
+        saved.append(srs.save_generation(conn, tenant, record_id, content, False, external_id, hrid, None))
+
+    with psycopg.connect(folio_sandbox.dsn) as first, psycopg.connect(folio_sandbox.dsn, autocommit=True) as second:
+        edit(first)  # its transaction stays open
+        other = threading.Thread(target=lambda: _in_transaction(second, edit))
+        other.start()
+        other.join(0.5)
+        assert other.is_alive()  # the second edit waits for the first
+        first.commit()
+        other.join(10)
+    with psycopg.connect(folio_sandbox.dsn) as conn:
+        rows = conn.execute(f"SELECT generation, state FROM {tenant}_mod_source_record_storage.records_lb "
+                            "WHERE matched_id = %s ORDER BY generation", (record_id,)).fetchall()
+    assert rows == [(0, "OLD"), (1, "OLD"), (2, "ACTUAL")] and len(saved) == 2
+
+
+def _in_transaction(conn: psycopg.Connection, work) -> None:
+    with conn.transaction():
+        work(conn)
