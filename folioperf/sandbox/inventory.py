@@ -300,7 +300,9 @@ def put_item(req: Request) -> Response:
     item_id = req.params["id"]
     try:
         body = req.json()
-    except HttpError:  # Vert.x's DecodeException in the handler: the router's default failure answer
+    except HttpError as exc:  # Vert.x's DecodeException in the handler: the router's default failure answer
+        if exc.status != 400:
+            raise
         raise HttpError(500, "Internal Server Error") from None
     status = (body.get("status") or {}).get("name") if isinstance(body.get("status"), dict) else None
     if not status or not str(status).strip():

@@ -298,7 +298,10 @@ def _control_data(item: dict, marc_format: str) -> str:
     tag, content = item["tag"], item.get("content")
     if tag == "008" and marc_format == BIBLIOGRAPHIC and isinstance(content, dict):
         values = dict(content)
-        kind, level = str(values.get("Type", " "))[:1], str(values.get("BLvl", " "))[:1]
+        if values.get("Type") is None or values.get("BLvl") is None:  # contentMap.get(...).toString(): Java's NPE
+            raise QuickMarcError(500, 'Cannot invoke "Object.toString()" because the return value of '
+                                      '"java.util.Map.get(Object)" is null', type_="-4", code="INTERNAL_SERVER_ERROR")
+        kind, level = java_text(values["Type"])[:1], java_text(values["BLvl"])[:1]
         _entered(values, "Entered")
         specific = _restore(values, 17, -1, material(kind, level))
         common = _restore(values, 40, -1, COMMON_008)

@@ -46,7 +46,9 @@ from folioperf.sandbox.marc_fields import AUTHORITY, BIBLIOGRAPHIC, HOLDINGS, Qu
 from folioperf.sandbox.marc_instance import Vocabulary, mapped_fields
 from folioperf.sandbox.schema import BY_NAME
 from folioperf.sandbox.trace import calls
-from folioperf.sandbox.web import JSON, UUID, HttpError, Request, Response, Router, dumps, json_response
+from folioperf.sandbox.web import (
+    JSON, MAX_JSON_DEPTH, UUID, HttpError, Request, Response, Router, dumps, json_response, nesting_depth
+)
 
 MODULE = "mod-quick-marc"
 SCHEMA = "mod-quick-marc/quickMarcEdit"
@@ -126,9 +128,13 @@ def get_record(req: Request) -> Response:
 def _edit(req: Request) -> dict:
     """The QuickMarcEdit as Spring reads it: unknown fields ignored, scalars coerced to the declared type, then
     @Valid (the first violation: `Parameter 'fields[0].tag' must match ...`)."""
+    raw = req.body()
+    if nesting_depth(raw) > MAX_JSON_DEPTH:
+        raise _bad_request(f"JSON parse error: Document nesting depth ({MAX_JSON_DEPTH + 1}) exceeds the maximum allowed "
+                           f"({MAX_JSON_DEPTH}, from `StreamReadConstraints.getMaxNestingDepth()`)")
     try:
-        body = json.loads(req.body() or b"null")
-    except ValueError as exc:
+        body = json.loads(raw or b"null")
+    except (ValueError, RecursionError) as exc:
         raise _bad_request(f"JSON parse error: {exc}") from None
     if not isinstance(body, dict):
         raise _bad_request("Required request body is missing" if body is None else
@@ -325,7 +331,7 @@ def put_record(req: Request) -> Response:
     errors = rule_errors(leader, fields, marc_format)
     if errors:
         bodies = [{"message": message, "type": "-1", "parameters": [{"key": tag}]} for tag, message in errors]
-        raise HttpError(422, dumps(bodies[0] if len(bodies) == 1 else {"errors": bodies, "totalRecords": len(bodies)}), JSON)
+        raise HttpError(422, dumps(bodies[0] if len(bodies) == 1 else {"errors": bodies, "total_records": len(bodies)}), JSON)
     content = mf.to_record(leader, mf.stamp_005(fields), marc_format)
     try:
         with req.sandbox.pool.connection() as conn, conn.transaction():

@@ -9,6 +9,7 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
+import requests
 
 from tests.sandbox.inventory_data import Api, unique
 from tests.sandbox.marc_data import authority_content, insert_records, marc_instance
@@ -178,3 +179,15 @@ def test_the_editor_needs_its_permissions(api, folio_sandbox):
     record = reader.get("/records-editor/records", externalId=made["instance"]["id"]).json()
     r = reader.put(f"/records-editor/records/{record['parsedRecordId']}", {**record, "relatedRecordVersion": "1"})
     assert r.status_code == 403 and r.text.endswith("requires permission: marc-records-editor.item.put")
+
+
+def test_a_body_that_is_not_a_record(api, folio_sandbox):
+    made = marc_instance(api, folio_sandbox)
+    path = f"/records-editor/records/{made['recordId']}"
+    deep = b'{"fields": ' + b"[" * 5000 + b"]" * 5000 + b"}"
+    for body, start in ((b"{not json", "JSON parse error: "), (deep, "JSON parse error: Document nesting depth (1001)"),
+                        (b'{"marcFormat": "BIBLIOGRAPHIC", "parsedRecordId": "nope"}', "JSON parse error: Cannot deserialize "
+                                                                                          "value of type `java.util.UUID`")):
+        r = requests.put(api.url + path, data=body, headers=api.headers, timeout=30)
+        assert r.status_code == 400 and r.json()["message"].startswith(start), r.text
+    assert api.put("/records-editor/records/not-a-uuid", {}).json()["message"] == "Parameter 'id' is invalid"
