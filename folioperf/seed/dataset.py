@@ -10,7 +10,7 @@ reproducible. Its file has four tables:
     locale = "en_US"           # Faker locale of names, addresses and titles (default en_US)
     prefix = "ren"             # barcodes and HRIDs start with it: unique per dataset in a tenant
 
-    [counts]                   # --scale F multiplies users, instances, users_per_loan_count, open_requests
+    [counts]                   # --scale F multiplies users, instances, users_per_loan_count, open_requests, authorities
     users = 50                 # patrons without loans
     instances = 4000           # each with its SRS MARC record
     holdings_per_instance = 1  # (default 1)
@@ -18,6 +18,8 @@ reproducible. Its file has four tables:
     loans_per_user = [10, 50, 100, 200]   # open loans per borrower; never scaled
     users_per_loan_count = 10  # borrowers for each entry of loans_per_user
     open_requests = 0          # Hold requests on checked-out items, by patrons from `users` (default 0)
+    authorities = 0            # MARC authorities (personal names) in SRS, external ids from the `authority`
+                               # id range, which the authority records use (default 0)
 
     [records]                  # reference records the seeded records use, by name
     patron_groups = ["undergrad", "graduate"]      # users are spread over these
@@ -125,7 +127,7 @@ REFERENCE_LINKS = {
     ("locations", "servicePointIds"): "service_points",
 }
 
-_SCALED = ("users", "instances", "users_per_loan_count", "open_requests")
+_SCALED = ("users", "instances", "users_per_loan_count", "open_requests", "authorities")
 
 
 @dataclass(frozen=True)
@@ -137,6 +139,7 @@ class Counts:
     loans_per_user: tuple[int, ...] = ()
     users_per_loan_count: int = 0
     open_requests: int = 0
+    authorities: int = 0
 
     @property
     def holdings(self) -> int:
@@ -196,7 +199,7 @@ class Dataset:
         return [self.ref(section, n) for n in (names if isinstance(names, list) else [names])]
 
     def scaled(self, scale: float) -> Counts:
-        """The counts at `scale` (users, instances, borrowers and requests multiplied; ratios kept)."""
+        """The counts at `scale` (users, instances, borrowers, requests and authorities multiplied; ratios kept)."""
         if not scale > 0:
             raise FolioperfError(f"--scale must be a positive number, not {scale:g}")
         c = replace(self.counts, **{k: _scale(getattr(self.counts, k), scale) for k in _SCALED})
