@@ -40,8 +40,8 @@ CICO_MIX = {"check-in": 0.43, "check-out": 0.57}  # DISTRIBUTION=43-57, the stan
 MASTER_MIX = {"check-in": 0.5, "check-out": 0.5}
 
 
-def run(args: list[str], minutes: float, work: Path) -> object:
-    out = work / args[0].replace("/", "_")
+def run(name: str, args: list[str], minutes: float, work: Path) -> object:
+    out = work / name
     out.mkdir(parents=True, exist_ok=True)
     proc = subprocess.run([sys.executable, "-m", "folioperf", "run", *args, "--duration", f"{minutes:g}m",
                            "--results", str(out)], cwd=REPO, capture_output=True, text=True)
@@ -118,12 +118,15 @@ def main() -> None:
         work = Path(tmp)
         for name in args.only.split(","):
             if name == "master":
-                results = run(["scenarios/ptf-master.toml"], args.minutes, work)
-                rows += master(results)
+                results = run(name, ["scenarios/ptf-master.toml"], args.minutes, work)
+                done = master(results)
             else:
-                results = run([*WORKFLOWS[name], "--users", "1"], args.minutes, work)
-                rows.append((f"{name} (per user)", calls_per_minute(results), plans_pace(name, results)))
-            print(f"{rows[-1][0]}: done", file=sys.stderr, flush=True)
+                results = run(name, [*WORKFLOWS[name], "--users", "1"], args.minutes, work)
+                done = [(f"{name} (per user)", calls_per_minute(results), plans_pace(name, results))]
+            for label, ours, theirs in done:  # as each run ends: a later failure loses nothing measured
+                print(f"{label}: folioperf {ours:.1f}/min, plan as run {theirs:.1f}/min, ratio {ours / theirs:.3f}",
+                      file=sys.stderr, flush=True)
+            rows += done
     print(f"{'workflow':<22} {'folioperf /min':>15} {'plan as run /min':>17} {'ratio':>7}")
     for label, ours, theirs in rows:
         print(f"{label:<22} {ours:>15.1f} {theirs:>17.1f} {ours / theirs:>7.3f}")

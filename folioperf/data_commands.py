@@ -14,6 +14,7 @@ from folioperf import db
 from folioperf.config import DEFAULT_ADMIN_PASSWORD, DEFAULT_ADMIN_USER
 from folioperf.errors import FolioperfError
 from folioperf.seed import dataset as dataset_mod
+from folioperf.seed.generate import PTF_DUE_FROM, PTF_DUE_SPAN
 from folioperf.seed.seeding import Outcome
 
 out = Console(highlight=False, soft_wrap=True)  # long lines (DSNs, names) stay whole
@@ -48,6 +49,11 @@ def _summary(outcome: Outcome) -> Table:
 
 
 def _notes(outcome: Outcome) -> None:
+    if outcome.counts.loans:
+        last = PTF_DUE_FROM + PTF_DUE_SPAN
+        dated = (f"overdue as PTF's were: due between {PTF_DUE_FROM:%d %B %Y} and {last:%d %B %Y}"
+                 if outcome.dataset.loans == "overdue" else "current: lent in the two weeks before, due per the loan policy")
+        out.print(f"{outcome.counts.loans:,} loans, {dated} (the dataset's `loans`)")
     if outcome.added:
         out.print(f"reference records added: {', '.join(outcome.added)}")
     if outcome.reused:

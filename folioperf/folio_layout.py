@@ -229,8 +229,10 @@ TABLES: tuple[Table, ...] = (
     Table(CIRCULATION, "check_in", (Index("itemId"), Index("occurredDateTime")), metadata=True),
     Table(CIRCULATION, "fixed_due_date_schedule", (Index("name", unique=True),), metadata=True),
     # mod-feesfines
+    Table(FEESFINES, "owners", metadata=True),
     Table(FEESFINES, "accounts", (Index("userId"), Index("loanId"), Index("itemId"), Index("status.name")), metadata=True),
     Table(FEESFINES, "feefines", (Index("feeFineType"),), metadata=True),
+    Table(FEESFINES, "feefineactions", (Index("accountId"), Index("userId"), Index("typeAction")), metadata=True),
     Table(FEESFINES, "manualblocks", (Index("userId"),), metadata=True),
     Table(FEESFINES, "lost_item_fee_policy", (Index("name", unique=True),), metadata=True),
     Table(FEESFINES, "overdue_fine_policy", (Index("name", unique=True),), metadata=True),

@@ -31,6 +31,7 @@ from folioperf.sandbox import (
     circulation,
     cql,
     eureka,
+    fines,
     inventory,
     inventory_storage,
     lookups,
@@ -98,7 +99,7 @@ def build_router(settings: Settings) -> Router:
     inventory.register(router)
     storage.register(router)
     for module in (users, users_bl, permissions, inventory_storage, calendars, circulation, request_queue, patron,
-                   blocks, pages, policies, srs, pick_slips, quickmarc):
+                   blocks, pages, fines, policies, srs, pick_slips, quickmarc):
         module.register(router)
     for register in settings.extra_modules:
         register(router)

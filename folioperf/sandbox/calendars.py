@@ -8,19 +8,25 @@ required fields, a non-empty name, the date order and that no assigned service p
 calendar over the same dates (409); the consistency checks of the opening hours and exceptions
 (`CalendarValidationService`) are not simulated. Errors are mod-calendar's `{timestamp, status, errors}`.
 mod-calendar keeps relational tables; the sandbox keeps each calendar as one jsonb record.
+
+`open_minutes` is what mod-circulation reads from `GET /calendar/dates/{servicePointId}/all-openings` to
+charge overdue fines for open hours only (fines.py): each date's openings, from the calendar's exceptions or
+else its normal hours (`CalendarUtils.splitCalendarIntoDates`), in the tenant's time zone (UTC here).
 """
 
 from __future__ import annotations
 
 import uuid
-from datetime import date, datetime, timezone
+from datetime import date, datetime, time, timedelta, timezone
 from urllib.parse import parse_qsl
 
+import psycopg
 from psycopg import sql
 
-from folioperf.sandbox.lookups import insert_row
+from folioperf.sandbox.lookups import insert_row, minutes_between
 from folioperf.sandbox.schema import BY_NAME
 from folioperf.sandbox.storage import now_iso
+from folioperf.sandbox.trace import calls
 from folioperf.sandbox.web import UUID, HttpError, Request, Response, Router, dumps, json_response, no_content
 
 MODULE = "mod-calendar"
@@ -144,6 +150,83 @@ def delete_calendar(req: Request) -> Response:
     if not deleted:
         raise _not_found(calendar_id)
     return no_content()
+
+
+WEEKDAYS = ("MONDAY", "TUESDAY", "WEDNESDAY", "THURSDAY", "FRIDAY", "SATURDAY", "SUNDAY")  # date.weekday() order
+DAY_END = time(23, 59)  # TimeConstants.TIME_MAX: an opening to the end of a day ends at 23:59
+
+
+def _weekly(normal_hours: list[dict]) -> list[list[tuple[time, time]]]:
+    """NormalOpeningUtils.fillWeekdayMapWithTimeTuples: each normal opening as one (start, end) per weekday it
+    covers; one that ends before it starts on the same weekday wraps round the whole week."""
+    week: list[list[tuple[time, time]]] = [[] for _ in WEEKDAYS]
+    for opening in normal_hours:
+        first, last = WEEKDAYS.index(opening["startDay"]), WEEKDAYS.index(opening["endDay"])
+        start, end = time.fromisoformat(opening["startTime"]), time.fromisoformat(opening["endTime"])
+        if first == last and start > end:
+            for day in range(7):
+                week[day] += [(time.min, end), (start, DAY_END)] if day == first else [(time.min, DAY_END)]
+            continue
+        day = first
+        while True:
+            week[day].append((start if day == first else time.min, end if day == last else DAY_END))
+            if day == last:
+                break
+            day = (day + 1) % 7
+    return week
+
+
+def _exceptional(exception: dict, day: date) -> list[tuple[time, time]]:
+    """An exception's openings on one of its dates (TemporalUtils.getLocalTimeSliceOfDateTimeRange); none: closed."""
+    out = []
+    for opening in exception.get("openings") or ():
+        first, last = date.fromisoformat(opening["startDate"]), date.fromisoformat(opening["endDate"])
+        if first <= day <= last:
+            out.append((time.fromisoformat(opening["startTime"]) if day == first else time.min,
+                        time.fromisoformat(opening["endTime"]) if day == last else DAY_END))
+    return out
+
+
+def _days(first: date, last: date) -> list[date]:
+    return [first + timedelta(days=n) for n in range((last - first).days + 1)]
+
+
+@calls("GET", MODULE, "/calendar/dates..")
+def openings(conn: psycopg.Connection, tenant: str, service_point: str, first: date, last: date) -> dict[date, list[tuple[time, time]]]:
+    """The service point's openings on each open date from `first` to `last` (all-openings, includeClosed=false)."""
+    rows = conn.execute(sql.SQL("SELECT jsonb FROM {} WHERE jsonb->'assignments' ? %s AND jsonb->>'endDate' >= %s "
+                                "AND jsonb->>'startDate' <= %s").format(CALENDARS.ident(tenant)),
+                        (service_point.lower(), first.isoformat(), last.isoformat())).fetchall()
+    found: dict[date, list[tuple[time, time]]] = {}
+    for (calendar,) in rows:
+        start = max(first, date.fromisoformat(calendar["startDate"]))
+        end = min(last, date.fromisoformat(calendar["endDate"]))
+        for exception in calendar.get("exceptions") or ():
+            for day in _days(max(start, date.fromisoformat(exception["startDate"])), min(end, date.fromisoformat(exception["endDate"]))):
+                found[day] = _exceptional(exception, day)
+        week = _weekly(calendar.get("normalHours") or [])
+        for day in _days(start, end):
+            if day not in found and week[day.weekday()]:
+                found[day] = sorted(week[day.weekday()])
+    return {day: ranges for day, ranges in sorted(found.items()) if ranges}
+
+
+def open_minutes(conn: psycopg.Connection, tenant: str, service_point: str, since: datetime, until: datetime) -> int:
+    """The minutes from `since` to `until` that the service point is open (mod-circulation's
+    OverduePeriodCalculatorService.getOpeningDaysDurationMinutes): each opening cut to the period."""
+    total = 0
+    for day, ranges in openings(conn, tenant, service_point, since.astimezone(timezone.utc).date(),
+                                until.astimezone(timezone.utc).date()).items():
+        for start_time, end_time in ranges:
+            start = datetime.combine(day, start_time, timezone.utc)
+            end = datetime.combine(day, end_time, timezone.utc)
+            if start < since < end:
+                start = since
+            if start < until < end:
+                end = until
+            if end > start and end > since and start < until:
+                total += minutes_between(start, end)
+    return total
 
 
 def register(router: Router) -> None:

@@ -7,19 +7,22 @@ renewals and requests on one item run one after the other; the partial unique in
 last guard (a violation answers ITEM_HAS_OPEN_LOAN). Errors are collected and answered together as one
 422, as mod-circulation does. Its responses are pretty-printed (`"key" : value`), which PTF scripts assert.
 
+A check-in or renewal of an overdue loan charges its overdue fine (fines.py), in the same transaction.
 Not simulated: block overrides (`overrideBlocks`, `forceLoanPolicyId`: such a check-out or renewal is
-judged as if they were absent), fees and fines (none are charged), notices, and events (Kafka/pubsub).
+judged as if they were absent), lost item fees (declaring items lost, ageing them to lost and refunds),
+notices, and events (Kafka/pubsub).
 Loan policies are chosen by the circulation rules (rules.py); due dates as policies.py explains.
 """
 
 from __future__ import annotations
 
 import uuid
+from datetime import datetime
 
 import psycopg
 from psycopg import sql
 
-from folioperf.sandbox import blocks, lookups, request_queue
+from folioperf.sandbox import blocks, fines, lookups, request_queue
 from folioperf.sandbox.lookups import ITEM, LOAN, insert_row, iso, now, parse_date, update_item, update_loan, uuid_of
 from folioperf.sandbox.policies import (
     PolicyError,
@@ -146,11 +149,22 @@ def loan_by_id(conn: psycopg.Connection, tenant: str, loan_id: str) -> dict | No
     return rows[0] if rows else None
 
 
-@calls("GET", "mod-inventory-storage", "/item-storage/items..")
-def item_summary(conn: psycopg.Connection, tenant: str, item_id: str) -> dict | None:
+def _summary(conn: psycopg.Connection, tenant: str, item_id: str) -> dict | None:
     stmt = sql.SQL("SELECT " + _ITEM_SUMMARY + " FROM (SELECT 1) one") + _item_joins(tenant, "%s::uuid")
     row = conn.execute(stmt, (item_id,)).fetchone()
     return row[0] if row else None
+
+
+@calls("GET", "mod-inventory-storage", "/item-storage/items..")
+def item_summary(conn: psycopg.Connection, tenant: str, item_id: str) -> dict | None:
+    return _summary(conn, tenant, item_id)
+
+
+@calls("GET", "mod-inventory-storage", "/holdings-storage/holdings..")
+def _item_records(conn: psycopg.Connection, tenant: str, item_id: str) -> dict | None:
+    """What an item's account records of it (title, call number, location, material type, contributors): its
+    holdings, instance, location and material type, which mod-circulation fetches (fetchItemRelatedRecords)."""
+    return _summary(conn, tenant, item_id)
 
 
 def _get_loans(req: Request) -> Response:
@@ -402,10 +416,12 @@ def check_in(req: Request) -> Response:
         patch["status"] = {"name": status, "date": iso(stamp)}
         update_item(conn, tenant, item["id"], patch, actor, drop)
         if loan is not None:
-            update_loan(conn, tenant, loan["id"], {
-                "status": {"name": "Closed"}, "action": "checkedin", "returnDate": iso(check_in_date),
-                "systemReturnDate": iso(stamp), "checkinServicePointId": service_point, "itemStatus": status}, actor)
+            closed = {"status": {"name": "Closed"}, "action": "checkedin", "returnDate": iso(check_in_date),
+                      "systemReturnDate": iso(stamp), "checkinServicePointId": service_point, "itemStatus": status}
+            update_loan(conn, tenant, loan["id"], closed, actor)
             _session(conn, tenant, loan["userId"], loan["id"], "Check-in", actor)
+            if body.get("claimedReturnedResolution") != "Found by library":  # the library's own find costs nothing
+                _overdue_fine(conn, req, {**loan, **closed}, item, check_in_date)
         _record_check_in(conn, tenant, {
             "occurredDateTime": iso(check_in_date), "itemId": item["id"], "servicePointId": service_point,
             "performedByUserId": actor, "itemStatusPriorToCheckIn": previous, "requestQueueSize": len(queue),
@@ -420,6 +436,16 @@ def check_in(req: Request) -> Response:
     response["staffSlipContext"] = _staff_slip_context(summary, ref, service_point, fulfilled, requester, iso(check_in_date))
     response["inHouseUse"] = previous == "Available" and not queue and serves_home
     return pretty(response)
+
+
+def _overdue_fine(conn: psycopg.Connection, req: Request, loan: dict, item: dict, returned: datetime | None) -> None:
+    """The overdue fine of a loan returned at `returned`, or renewed (None), as fines.py charges it."""
+    tenant, references = req.tenant, req.sandbox.references
+    ref = references.get(conn, tenant, need=("locations", lookups.item_location_id(item) or ""))
+    fines.charge_overdue_fine(
+        conn, tenant, references, ref, loan, item, returned=returned, renewal=returned is None, actor=req.user_id,
+        loan_policy=lambda: _loan_policy(conn, references, tenant, loan.get("loanPolicyId")),
+        item_records=lambda: _item_records(conn, tenant, item["id"]))
 
 
 def _staff_slip_context(item: dict, ref: lookups.Reference, service_point: str | None, request: dict | None,
@@ -512,6 +538,7 @@ def _renew(req: Request, by_barcode: bool) -> Response:
         update_loan(conn, tenant, loan["id"], {
             "action": "renewed", "renewalCount": int(loan.get("renewalCount") or 0) + 1, "dueDate": iso(proposed),
             "loanPolicyId": policy["id"]}, actor, drop=("actionComment",))
+        _overdue_fine(conn, req, loan, item, None)  # the loan as it was before the renewal
         body_loan = loan_by_id(conn, tenant, loan["id"])
     return pretty(body_loan or {}, 200, f"/circulation/loans/{loan['id']}")
 

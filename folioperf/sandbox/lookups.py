@@ -50,6 +50,12 @@ def now() -> datetime:
     return datetime.now(timezone.utc)
 
 
+def minutes_between(start: datetime, end: datetime) -> int:
+    """Whole minutes from `start` to `end`, each truncated to the minute first (mod-circulation's
+    OverduePeriodCalculatorService.calculateDiffInMinutes)."""
+    return int((end.replace(second=0, microsecond=0) - start.replace(second=0, microsecond=0)).total_seconds() // 60)
+
+
 # -- index-friendly predicates ------------------------------------------------------------------------
 @lru_cache(maxsize=1024)
 def _rendered_eq(table_name: str, tenant: str, path: str, value_sql: str) -> str:
@@ -201,6 +207,8 @@ class Reference:
     service_points: dict[str, dict] = field(default_factory=dict)
     loan_policies: dict[str, dict] = field(default_factory=dict)
     request_policies: dict[str, dict] = field(default_factory=dict)
+    overdue_policies: dict[str, dict] = field(default_factory=dict)
+    lost_policies: dict[str, dict] = field(default_factory=dict)
     schedules: dict[str, dict] = field(default_factory=dict)
     rules: circulation_rules.Rules = field(default_factory=lambda: circulation_rules.EMPTY)
     rules_record: dict = field(default_factory=dict)
@@ -235,6 +243,8 @@ _REFERENCE_TABLES = (
     ("service_points", "service_point"),
     ("loan_policies", "loan_policy"),
     ("request_policies", "request_policy"),
+    ("overdue_policies", "overdue_fine_policy"),
+    ("lost_policies", "lost_item_fee_policy"),
     ("schedules", "fixed_due_date_schedule"),
     ("rules_record", "circulation_rules"),
 )

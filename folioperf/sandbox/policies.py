@@ -33,6 +33,13 @@ class PolicyError(Exception):
         self.entry = entry
 
 
+def plus_months(start: datetime, months: int) -> datetime:
+    """`start` that many calendar months later, on the month's last day when it is shorter (Java's plusMonths)."""
+    month = start.month - 1 + months
+    year, month = start.year + month // 12, month % 12 + 1
+    return start.replace(year=year, month=month, day=min(start.day, calendar.monthrange(year, month)[1]))
+
+
 def add_period(start: datetime, period: dict | None) -> datetime:
     """`start` plus a FOLIO period `{duration, intervalId}`; long-term periods end at 23:59:59 that day."""
     duration = int((period or {}).get("duration") or 0)
@@ -42,10 +49,7 @@ def add_period(start: datetime, period: dict | None) -> datetime:
     if unit == "Hours":
         return start + timedelta(hours=duration)
     if unit == "Months":
-        month = start.month - 1 + duration
-        year, month = start.year + month // 12, month % 12 + 1
-        day = min(start.day, calendar.monthrange(year, month)[1])
-        end = start.replace(year=year, month=month, day=day)
+        end = plus_months(start, duration)
     else:
         end = start + timedelta(days=duration * (7 if unit == "Weeks" else 1))
     return end.replace(hour=23, minute=59, second=59, microsecond=0)

@@ -9,6 +9,7 @@ reproducible. Its file has four tables:
     seed = 2000                # ids, names, titles: the same seed gives the same records
     locale = "en_US"           # Faker locale of names, addresses and titles (default en_US)
     prefix = "ren"             # barcodes and HRIDs start with it: unique per dataset in a tenant
+    loans = "overdue"          # seeded loans due in 2019-2020 as PTF's were (default "current": due per the loan policy)
 
     [counts]                   # --scale F multiplies users, instances, users_per_loan_count, open_requests, authorities
     users = 50                 # patrons without loans
@@ -42,7 +43,10 @@ reproducible. Its file has four tables:
     name = "..."
 
 Seeded loans are checked out at the primary service point of their item's location, so a check-in there
-makes the item Available again. Loading validates the file against `dataset.schema.json` and checks that
+makes the item Available again. `loans = "overdue"` seeds them as PTF's seed loans were: lent and due
+between May 2019 and May 2020 (the due dates spread over that year, each lent one loan period before), so
+every check-in is overdue and charges the overdue fine policy; `"current"` lends them in the two weeks before
+the seed, due per the loan policy. Loading validates the file against `dataset.schema.json` and checks that
 every name resolves and the counts are feasible; any problem is one `FolioperfError` naming the file,
 the key and the reason.
 """
@@ -183,6 +187,7 @@ class Dataset:
     counts: Counts
     records: dict[str, Any]  # [records]: names
     reference: dict[str, tuple[dict, ...]]  # section → records (reference file + the dataset's own)
+    loans: str = "current"  # [dataset] loans: "overdue" (due in 2019-2020, as PTF's) or "current"
 
     @property
     def ids(self) -> Identities:
@@ -278,6 +283,7 @@ def load(spec: str) -> Dataset:
         counts=counts,
         records={**RECORD_DEFAULTS, **data["records"]},
         reference=reference,
+        loans=meta.get("loans", "current"),
     )
     _check(dataset)
     return dataset

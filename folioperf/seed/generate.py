@@ -44,6 +44,11 @@ _quote = json.encoder.encode_basestring  # a JSON string literal, non-ASCII kept
 _COPY_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
 _INTERVALS = {"Minutes": timedelta(minutes=1), "Hours": timedelta(hours=1), "Days": timedelta(days=1),
               "Weeks": timedelta(weeks=1), "Months": timedelta(days=30)}
+# PTF's seed loans (folio-org/perf-testing workflows-scripts/circulation/check-in-check-out/Honeysuckle/
+# jmeter-supported-data/circulation-seed-data.zip, loans.tsv; users-loan-renewal/jmeter-supported-data/loans.tsv
+# holds the same rows) were due between 12 May 2019 and 12 May 2020, spread over the year
+PTF_DUE_FROM = datetime(2019, 5, 12, tzinfo=timezone.utc)
+PTF_DUE_SPAN = timedelta(days=366)
 
 
 @dataclass(frozen=True)
@@ -455,14 +460,20 @@ class Generator:
     # -- circulation -------------------------------------------------------------------------------
     @cached_property
     def loan_dates(self) -> list[tuple[str, str]]:
-        """(loanDate, dueDate) of every seeded loan: lent in the last two weeks, due per the loan policy."""
+        """(loanDate, dueDate) of every seeded loan, one loan period apart. Current loans: lent in the last two
+        weeks. Overdue loans: due at a second of PTF's year drawn from the dataset's seed (the same dates at
+        every seed and reset)."""
         rng = self.rng("loans")
         policy = self.ds.used("loan_policy")[0].get("loansPolicy", {})
         period = policy.get("period") if policy.get("profileId", "Rolling") == "Rolling" else None
         term = _INTERVALS[period["intervalId"]] * period["duration"] if period else timedelta(days=28)
+        span = int(PTF_DUE_SPAN.total_seconds())
         out = []
         for _ in range(self.c.loans):
-            lent = self.now - timedelta(days=rng.randint(1, 13), minutes=rng.randint(0, 600))
+            if self.ds.loans == "overdue":
+                lent = PTF_DUE_FROM + timedelta(seconds=rng.randrange(span)) - term
+            else:
+                lent = self.now - timedelta(days=rng.randint(1, 13), minutes=rng.randint(0, 600))
             out.append((lent.isoformat(timespec="milliseconds"), (lent + term).isoformat(timespec="milliseconds")))
         return out
 

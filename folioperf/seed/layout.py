@@ -31,7 +31,6 @@ OPTIONAL_MODULES = (
 # tables outside FOLIO's RMB catalog (folio_layout) that folioperf writes or cleans: key → (module, table)
 OTHER_TABLES = {
     "audit_loan": ("mod_circulation_storage", "audit_loan"),
-    "feefineactions": ("mod_feesfines", "feefineactions"),
     "snapshots_lb": ("mod_source_record_storage", "snapshots_lb"),
     "records_lb": ("mod_source_record_storage", "records_lb"),
     "raw_records_lb": ("mod_source_record_storage", "raw_records_lb"),

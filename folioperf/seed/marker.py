@@ -1,5 +1,6 @@
 """What was seeded where: one mod-configuration entry per seeded dataset (module FOLIOPERF,
-configName seededDataset, code = dataset name) holding its seed, prefix, scale and counts.
+configName seededDataset, code = dataset name) holding its seed, prefix, scale, counts and how its loans
+are dated (`loans`; absent in markers written before datasets chose: "current").
 
 `reset` and `seed --replace` read it to regenerate the dataset's loans at the scale it was seeded; a
 person can list it with `GET /configurations/entries?query=module==FOLIOPERF`. A tenant without
@@ -56,12 +57,17 @@ def not_seeded(ds: Dataset, tenant: str, seeded: list[str]) -> FolioperfError:
     return FolioperfError(f"dataset {ds.name} is not seeded in tenant {tenant}{held}; run `folioperf seed {ds.name}` first")
 
 
+def loans(found: dict) -> str:
+    """How the marker's dataset had its loans dated."""
+    return found.get("loans", "current")
+
+
 def write(conn: psycopg.Connection, layout: Layout, ds: Dataset, scale: float, counts: Counts, now: str) -> None:
     table = layout.get("config_data")
     if table is None:
         return
     value = {"dataset": ds.name, "seed": ds.seed, "prefix": ds.prefix, "scale": scale, "counts": counts.as_dict(),
-             "seeded": now, "folioperf": __version__}
+             "loans": ds.loans, "seeded": now, "folioperf": __version__}
     record = {"id": _id(ds), "module": MODULE, "configName": CONFIG_NAME, "code": ds.name, "enabled": True,
               "description": f"folioperf dataset {ds.name} (scale {scale:g})", "value": json.dumps(value),
               "metadata": {"createdDate": now, "updatedDate": now}}

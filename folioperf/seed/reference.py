@@ -5,7 +5,9 @@ institution, campus, library and service points): the tenant's record with the s
 an existing record with the same natural key (name, code, group, address type) is used and every
 reference to the dataset's id is rewritten to the tenant's; else the record is added. Nothing existing
 is modified — circulation rules included: when they do not select the dataset's loan policy, the
-seeder says so instead of rewriting them.
+seeder says so instead of rewriting them; likewise when no fee/fine owner serves the service points where
+the dataset's overdue loans would be charged (an owner decides the fines of every item at its desks, so the
+seeder adds none).
 """
 
 from __future__ import annotations
@@ -96,7 +98,27 @@ def resolve(conn: psycopg.Connection, layout: Layout, ds: Dataset, now: str) -> 
         result.dataset = dataclasses.replace(ds, reference=reference)
     if ds.counts.loans_per_user:
         result.warnings += _rules_warnings(conn, layout, result.dataset)
+        result.warnings += _owner_warnings(conn, layout, result.dataset)
     return result
+
+
+def _owner_warnings(conn: psycopg.Connection, layout: Layout, ds: Dataset) -> list[str]:
+    """FOLIO charges an overdue fine to the fee/fine owner serving the item location's primary service point
+    (mod-circulation FeeFineOwnerRepository): say so when the tenant has none for the dataset's locations."""
+    owners = layout.get("owners")
+    if owners is None or ds.loans != "overdue":
+        return []
+    served = {r[0] for r in conn.execute(sql.SQL(
+        "SELECT DISTINCT sp->>'value' FROM {}, jsonb_array_elements(coalesce(jsonb->'servicePointOwner', '[]'::jsonb)) sp"
+    ).format(owners.ident))}
+    names = {sp["id"]: sp["name"] for sp in ds.reference["service_points"]}
+    missing = sorted({names.get(loc["primaryServicePoint"], loc["primaryServicePoint"]) for loc in ds.used("locations")
+                      if loc["primaryServicePoint"] not in served})
+    if not missing:
+        return []
+    return [f"no fee/fine owner of tenant {layout.tenant} serves {', '.join(map(repr, missing))}: check-ins of the "
+            "dataset's overdue loans charge no fines there (FOLIO charges the owner of the item location's primary "
+            "service point; folioperf adds none to a tenant)"]
 
 
 def _rules_warnings(conn: psycopg.Connection, layout: Layout, ds: Dataset) -> list[str]:

@@ -7,7 +7,8 @@ exactly the circulation state that involves the dataset's users, items or instan
 audit rows), requests, patron action sessions, scheduled notices, check-ins, fees/fines and their
 actions, patron-block summaries, notify data — sets the dataset's items back to their seeded status
 (Available, or Checked out for the seeded loans), and re-loads the seeded loans, sessions and requests
-with their original ids. Other datasets in the tenant keep their state. All in one transaction.
+with their original ids, dated as the dataset's file says (`loans`; overdue loans get the same dates again).
+Other datasets in the tenant keep their state. All in one transaction.
 """
 
 from __future__ import annotations
@@ -55,6 +56,8 @@ def reset(dsn: str, tenant: str, ds: Dataset, scale: float | None, console: Cons
                 keys = seeding.table_keys(layout, counts, seeding.CIRCULATION_TABLES, outcome.warnings)
                 plans = seeding.plans_for(layout, counts, keys)
                 outcome.stats = seeding.run_copy(conn, gen, resolution.dataset, counts, plans, now, console)
+                if seeding.loans_redated(ds, tenant, found):  # the loans are now dated as the file says
+                    marker.write(conn, layout, ds, scale, counts, now)
     except KeyboardInterrupt:
         raise FolioperfError(f"reset of {ds.name} interrupted: rolled back, nothing was changed", 130) from None
     except psycopg.Error as exc:

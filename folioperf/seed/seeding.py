@@ -101,6 +101,14 @@ def edited_since_seeded(ds: Dataset, tenant: str, found: Presence) -> str | None
     return None
 
 
+def loans_redated(ds: Dataset, tenant: str, found: Presence) -> str | None:
+    """Why the dataset's loans in the tenant are not dated as its file now says ([dataset] loans)."""
+    if found.marker and marker.loans(found.marker) != ds.loans:
+        return (f"dataset {ds.name} in tenant {tenant} was seeded with {marker.loans(found.marker)} loans, "
+                f"but its file now says loans = {ds.loans!r}")
+    return None
+
+
 def as_seeded(ds: Dataset, found: Presence) -> Dataset:
     """The dataset with the seed and prefix it was seeded with (to find and delete those records)."""
     m = found.marker
@@ -185,6 +193,10 @@ def seed(dsn: str, tenant: str, ds: Dataset, scale: float, replace: bool, consol
                     raise SeededDifferently(edited + "; pass --replace to delete those records and seed the file's")
                 if not found.empty and not replace:
                     if matches(found, counts):
+                        redated = loans_redated(ds, tenant, found)
+                        if redated:
+                            raise SeededDifferently(redated + f"; `folioperf reset {ds.name}` re-loads them so "
+                                                    "(or pass --replace)")
                         outcome.nothing_to_add = True
                         return outcome
                     raise SeededDifferently(describe_mismatch(ds, tenant, found, scale, counts) + "; pass --replace to seed it again")

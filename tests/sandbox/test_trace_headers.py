@@ -87,6 +87,38 @@ def test_check_in_writes_through_circulation_storage(traced):
     assert {("PUT", "mod-circulation-storage", "/loan-storage/loans"),
             ("POST", "mod-circulation-storage", "/check-in-storage/check-ins"),
             ("PUT", "mod-inventory-storage", "/item-storage/items")} <= called
+    assert not any(module == "mod-feesfines" for _, module, _ in called)  # on time: no fine
+
+
+def test_check_in_of_an_overdue_loan_shows_the_overdue_fine_calls(traced):
+    """mod-circulation's overdue fine path: the fine policy, the loan policy (its grace period), the automatic
+    fee/fine type, the item's records, the desk's owner, the account, the staff member, the desk, the action and
+    the loan's overdue notices."""
+    _, api = traced
+    user, item = api.user(), api.item()
+    loan = api.post("/circulation/check-out-by-barcode", {"itemBarcode": item["barcode"], "userBarcode": user["barcode"],
+                                                          "servicePointId": CIRC_DESK_1}).json()
+    stored = api.get(f"/loan-storage/loans/{loan['id']}").json()
+    assert api.put(f"/loan-storage/loans/{loan['id']}", {**stored, "dueDate": "2019-09-06T07:22:30.000Z"}).status_code == 204
+    r = api.post("/circulation/check-in-by-barcode", {"itemBarcode": item["barcode"], "servicePointId": CIRC_DESK_1,
+                                                      "checkInDate": ptf_time()})
+    assert r.status_code == 200, r.text
+    fine_calls = [(method, module, path) for method, module, path, _ in modules(lines(r))[1:-1]
+                  if module == "mod-feesfines" or path.startswith(("/loan-policy", "/holdings", "/service-points", "/scheduled"))]
+    assert fine_calls == [
+        ("GET", "mod-feesfines", "/overdue-fines-policies.."),
+        ("GET", "mod-circulation-storage", "/loan-policy-storage/loan-policies.."),
+        ("GET", "mod-feesfines", "/feefines.."),
+        ("GET", "mod-inventory-storage", "/holdings-storage/holdings.."),
+        ("GET", "mod-feesfines", "/owners.."),
+        ("POST", "mod-feesfines", "/accounts"),
+        ("GET", "mod-inventory-storage", "/service-points.."),
+        ("POST", "mod-feesfines", "/feefineactions"),
+        ("DELETE", "mod-circulation-storage", "/scheduled-notice-storage/scheduled-notices"),
+    ]
+    us = [int(line.rsplit(" ", 1)[1][:-2]) for line in lines(r)]
+    times = trace_reader.breakdown(lines(r), us[0] + us[-1])
+    assert times is not None and "mod-feesfines" in times  # --trace's breakdown by module shows it
 
 
 def test_the_master_plans_writes_show_the_storage_modules_they_call(traced):

@@ -8,6 +8,7 @@ import os
 import re
 import subprocess
 import sys
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -78,6 +79,7 @@ BASE = Path(dataset.locate("cico")).read_text()
     (("instances = 25000", "instances = \"many\""), "counts.instances", "'many' is not of type 'integer'"),
     (("pickup_service_points = [\"Circ Desk 1\"]", "pickup_service_points = [\"Online\"]"), "records.pickup_service_points",
      "'Online' is not a pickup location"),
+    (("loans = \"overdue\"", "loans = \"late\""), "dataset.loans", "'late' is not one of ['overdue', 'current']"),
 ])
 def test_a_bad_dataset_file_is_one_line_naming_file_key_and_reason(tmp_path, change, key, reason):
     path = _write(tmp_path, "mine", BASE.replace(*change, 1))
@@ -106,13 +108,13 @@ def test_unknown_dataset_lists_the_builtins():
                                 "(or pass a path to a .toml file)")
 
 
-def _generate(name: str, scale: float) -> dict[str, list[str]]:
+def _generate(name: str, scale: float, now: str = "2026-03-02T10:00:00.000+00:00") -> dict[str, list[str]]:
     ds = dataset.load(name)
     counts = ds.scaled(scale)
     tables = (("users", ("id", "jsonb")), ("instance", ("id", "jsonb")), ("holdings_record", ("id", "jsonb")),
               ("item", ("id", "jsonb")), ("raw_records_lb", ("id", "content")), ("marc_records_lb", ("id", "content")),
               ("loan", ("id", "jsonb")), ("request", ("id", "jsonb")))
-    job = generate.Job(ds, counts, tables, "2026-03-02T10:00:00.000+00:00")
+    job = generate.Job(ds, counts, tables, now)
     out: dict[str, list[str]] = {}
     for msg in generate.messages(job):
         if msg[0] == "rows":
@@ -129,6 +131,33 @@ def test_generation_is_deterministic_for_a_seed():
     assert first == second
     other = _generate("cico", 0.01)
     assert not set(first["item"]) & set(other["item"])
+
+
+def _loan_dates(rows: dict[str, list[str]]) -> list[tuple[datetime, datetime]]:
+    return [(datetime.fromisoformat(r["loanDate"]), datetime.fromisoformat(r["dueDate"])) for r in _records(rows["loan"])]
+
+
+def test_ptf_datasets_seed_loans_due_in_2019_and_2020_and_current_ones_on_request(tmp_path):
+    """PTF's seed loans were due from 12 May 2019 to 12 May 2020: cico's and renewals' are dated so, spread over
+    that year, lent one loan period (3 weeks) before, whenever they are seeded; `loans = "current"` lends them
+    in the two weeks before the seed, due after it, as holds' are."""
+    later = "2031-07-20T08:00:00.000+00:00"
+    for name, scale in (("cico", 0.01), ("renewals", 0.1)):
+        assert dataset.load(name).loans == "overdue"
+        dates = _loan_dates(_generate(name, scale))
+        assert len(dates) == dataset.load(name).scaled(scale).loans
+        assert all(datetime(2019, 5, 12, tzinfo=timezone.utc) <= due < datetime(2020, 5, 13, tzinfo=timezone.utc)
+                   for _, due in dates)
+        assert all(due - lent == timedelta(weeks=3) for lent, due in dates)
+        assert len({(due.year, due.month) for _, due in dates}) >= 10  # spread over the year
+        assert _loan_dates(_generate(name, scale, later)) == dates  # the same dates whenever seeded (or reset)
+    seeded_at = datetime(2026, 3, 2, 10, tzinfo=timezone.utc)
+    current = _write(tmp_path, "cico", BASE.replace('loans = "overdue"', 'loans = "current"'))
+    assert dataset.load("holds").loans == dataset.load(str(current)).loans == "current"
+    for spec in ("holds", str(current)):
+        dates = _loan_dates(_generate(spec, 0.01))
+        assert dates and all(seeded_at - timedelta(days=14) < lent < seeded_at < due for lent, due in dates)
+    assert dataset.load("rih").loans == "current"  # no key: current (rih lends nothing)
 
 
 def test_every_job_of_a_process_shares_one_vocabulary_it_cannot_change():

@@ -6,7 +6,10 @@ other releases: test_ptf_plans.py."""
 
 from __future__ import annotations
 
+import math
+from datetime import timedelta
 from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
 
 import psycopg
 import pytest
@@ -129,3 +132,29 @@ def test_renewals_policy_outlasts_a_30_minute_2_user_run():
     renewals = policy["renewalsPolicy"]
     assert policy["renewable"] and renewals["renewFromId"] == "CURRENT_DUE_DATE"
     assert renewals["numberAllowed"] >= 4 * 24_100
+
+
+def test_check_ins_of_seeded_loans_are_overdue_and_charged_their_policy_fine(runs, seeded):
+    """cico's loans are seeded overdue, as PTF's were: each seeded loan checked in (by this module's run or
+    test_ptf_plans.py's, on the same tenant) has the one overdue fine its policy gives for the days it was late,
+    and the check-in page of this run read those accounts (`GET /accounts?query=loanId=="..."`)."""
+    loan_ids = dataset.load("cico").ids.of("loan")
+    tenant = seeded.tenant
+    with psycopg.connect(seeded.dsn) as conn:
+        closed = conn.execute(
+            f"SELECT l.id::text, (l.jsonb->>'dueDate')::timestamptz, (l.jsonb->>'returnDate')::timestamptz, p.jsonb "
+            f"FROM {tenant}_mod_circulation_storage.loan l JOIN {tenant}_mod_feesfines.overdue_fine_policy p "
+            "ON p.id = (l.jsonb->>'overdueFinePolicyId')::uuid "
+            "WHERE l.id BETWEEN %s AND %s AND l.jsonb->'status'->>'name' = 'Closed'", (loan_ids.low, loan_ids.high)).fetchall()
+        charged = dict(conn.execute(
+            f"SELECT jsonb->>'loanId', array_agg((jsonb->>'amount')::float) FROM {tenant}_mod_feesfines.accounts "
+            "WHERE jsonb->>'feeFineType' = 'Overdue fine' GROUP BY 1").fetchall())
+    assert closed
+    for loan_id, due, returned, policy in closed:
+        late = returned.replace(second=0, microsecond=0) - due.replace(second=0, microsecond=0)
+        days = math.ceil(late / timedelta(days=1))
+        assert days > 2000  # due in 2019-2020
+        assert charged.get(loan_id) == [min(policy["overdueFine"]["quantity"] * days, policy["maxOverdueFine"])], loan_id
+    read = {parse_qs(urlsplit(call["url"]).query).get("query", [""])[0]
+            for call in calls_of(runs["check-in-check-out"]) if call["name"] == "GET /accounts"}
+    assert {f'loanId=="{loan_id}"' for loan_id, *_ in closed} & read
