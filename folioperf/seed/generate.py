@@ -537,6 +537,9 @@ class Generator:
             instance = holdings // per_instance
             requester = self.c.users - 1 - r
             person, book, pickup = self.people[requester], self.books[instance], pickups[r % len(pickups)]
+            location = self.holdings_location(holdings)
+            retrieval = next((sp for sp in self.ds.reference["service_points"] if sp["id"] == location.get("primaryServicePoint")),
+                             {})
             requested = self.now - timedelta(hours=rng.randint(1, 240))
             call_number = self.call_number(instance)
             yield encode({
@@ -554,7 +557,11 @@ class Generator:
                 "fulfillmentPreference": "Hold Shelf",
                 "pickupServicePointId": pickup["id"],
                 "instance": {"title": book.title, "identifiers": [{"identifierTypeId": isbn_type, "value": book.isbn}]},
-                "item": {"barcode": ids.item_barcode(item)},
+                # mod-circulation 24.3 on stores the item's location and its primary desk (StoredRequestRepresentation)
+                "item": {k: v for k, v in {"barcode": ids.item_barcode(item), "itemEffectiveLocationId": location["id"],
+                                           "itemEffectiveLocationName": location.get("name"),
+                                           "retrievalServicePointId": retrieval.get("id"),
+                                           "retrievalServicePointName": retrieval.get("name")}.items() if v},
                 "requester": {"barcode": ids.user_barcode(requester), "firstName": person.first, "lastName": person.last,
                               **({"middleName": person.middle} if person.middle else {})},
                 "searchIndex": {"callNumberComponents": {"callNumber": call_number}, "shelvingOrder": call_number,
