@@ -17,6 +17,9 @@ _EXPORTS: dict[str, str] = {
     "FolioTaskSet": "folioperf.plugin",
     "FolioSequentialTaskSet": "folioperf.plugin",
     "task": "folioperf.plugin",
+    # how a workflow's pools are drawn from the test data
+    "Records": "folioperf.testdata",
+    "TestData": "folioperf.testdata",
     # talking to FOLIO (workflows and tools)
     "Okapi": "folioperf.okapi",
     "Credentials": "folioperf.okapi",

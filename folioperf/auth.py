@@ -2,7 +2,7 @@
 yields the requests to send (a login, a refresh, the call itself with its token, the call again after a
 401) and receives their outcomes; the client that drives it sends them. Auth never calls the client.
 
-Modes (folio-api.md §2): `expiry` logs in with /authn/login-with-expiry and takes the access token from
+Modes (docs/folio.md §2): `expiry` logs in with /authn/login-with-expiry and takes the access token from
 the folioAccessToken cookie, refreshing it with the folioRefreshToken cookie before it expires; `legacy`
 uses /authn/login and takes the token from the x-okapi-token header or, as Eureka answers, from the body;
 `auto` tries expiry and falls back to legacy where login-with-expiry does not exist (404).
@@ -37,7 +37,7 @@ from folioperf.errors import CallFailed, FolioperfError, RunStopped
 
 EXPIRY, LEGACY, AUTO = "expiry", "legacy", "auto"
 AUTH_MODES = (EXPIRY, LEGACY, AUTO)
-DEFAULT_REFRESH_MARGIN = 50.0  # PTF refreshes once fewer than 50 s remain (folio-api.md §2.3)
+DEFAULT_REFRESH_MARGIN = 50.0  # PTF refreshes once fewer than 50 s remain (docs/folio.md §2.3)
 ACCESS_COOKIE, REFRESH_COOKIE = "folioAccessToken", "folioRefreshToken"
 TOKEN_HEADER = "X-Okapi-Token"
 

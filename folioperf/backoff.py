@@ -1,18 +1,29 @@
-"""A virtual user's pause after a failed iteration, and what its failures say about the target.
+"""A virtual user's pause after a failed iteration, and what its failures say about the target and the workflow.
 
 Locust starts a user's next task as soon as the last one ends. When FOLIO stops answering (a connection
 refused or reset, a call timed out: no HTTP answer at all), every iteration then ends at its first call, and
 the users would send thousands of calls a second into a FOLIO that may be restarting, measuring nothing but
-refusals. So a user whose iteration ended that way waits before its next one (`Backoff`): 1 s after the
-first, doubling with each such iteration in a row up to 30 s, stretched at random by up to half so that the
-users do not come back in step; an iteration that gets an answer, whatever it is, ends the back-off. That is
-at most one call a second per user, a few a minute after the first half minute. The kinds of failure are
-named, each with its own streak, so other kinds can join with their own pauses.
+refusals. A workflow with a bug does the same: an exception after its first call skips the think time that
+follows, and the user loops at once (a raising workflow sent 1,843 requests/s where it meant to send 2).
+So a user whose iteration ended that way waits before its next one (`Backoff`), as Locust waits after a
+task's exception (there only the user's wait time): 1 s after the first, doubling with each such iteration
+in a row up to 30 s, stretched at random by up to half so that the users do not come back in step (the
+workflow's pacing, where it has one, waits what is left of its interval after that). An iteration that
+completes, or ends at a call FOLIO answered, ends the back-off. That is at most one iteration a second per user
+(one call, when the target does not answer), a few a minute after the first half minute.
+The kinds of failure are named, each with its own streak: no answer (`UNREACHABLE`), and each of the
+workflow's exceptions by its type and the line that raised it (the same bug again backs off further).
 
 `TargetWatch` keeps, for one process, how long the target went without answering any of its users: from the
 first call that got no answer after one that did, to the next answer. Workers send theirs to the master with
 their reports; a run whose target was silent for TARGET_DOWN_SECONDS or more in one stretch is flagged
 `target_down` (folioperf.outcome).
+
+`IterationWatch` keeps, for one process, whether its users' iterations all raise: once they have raised
+STOP_AFTER_RAISED times (and at least twice per user) with none completing since the test began, the
+workflow cannot run at all and folioperf stops the run (exit code 1) rather than let it fail for its whole
+duration. An iteration whose call FOLIO refused has completed as far as the workflow goes: a FOLIO that
+fails is measured, not stopped.
 """
 
 from __future__ import annotations
@@ -26,6 +37,7 @@ UNREACHABLE = "unreachable"  # no HTTP answer: refused, reset, timed out
 FIRST_SECONDS = 1.0
 LONGEST_SECONDS = 30.0
 TARGET_DOWN_SECONDS = 5.0  # a silence this long, in one stretch, flags the run
+STOP_AFTER_RAISED = 5  # iterations that raised, none completed: the workflow cannot run
 
 
 class Backoff:
@@ -45,6 +57,30 @@ class Backoff:
 
     def clear(self) -> None:
         self._kind, self._streak = None, 0
+
+
+def raised_kind(exception_type: str, where: str) -> str:
+    """The back-off kind of a workflow's exception: the same bug is the same type raised at the same line."""
+    return f"raised {exception_type} at {where}"
+
+
+class IterationWatch:
+    """Whether one process's iterations all raise (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self.completed = 0
+        self.raised = 0
+
+    def reset(self) -> None:
+        self.completed = self.raised = 0
+
+    def complete(self) -> None:
+        self.completed += 1
+
+    def fail(self, users: int) -> bool:
+        """One more iteration raised; True once every one has, STOP_AFTER_RAISED and twice per user at least."""
+        self.raised += 1
+        return self.completed == 0 and self.raised >= max(STOP_AFTER_RAISED, 2 * users)
 
 
 class TargetWatch:

@@ -26,7 +26,9 @@ from folioperf.outcome import EXIT_INTERRUPTED  # noqa: E402
 _COMMANDS = (  # in the order `folioperf --help` lists them: the main job first
     "folioperf.run_cli",
     "folioperf.workflow_cli",
+    "folioperf.scaffold",
     "folioperf.report.cli",
+    "folioperf.servers.cli",
     "folioperf.data_cli",
     "folioperf.sandbox.cli",
     "folioperf.db_cli",

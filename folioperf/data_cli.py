@@ -6,8 +6,7 @@ from __future__ import annotations
 import argparse
 
 from folioperf.config import DEFAULT_ADMIN_USER, DEFAULT_TENANT, PASSWORD_ENV
-
-DEFAULT_POOL_LIMIT = 100_000
+from folioperf.testdata import POOL_LIMIT
 
 
 def _tenant(value: str) -> str:
@@ -69,7 +68,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
                     "dataset's users and items, put its items back to their seeded status, re-load its seeded loans "
                     "and requests, then VACUUM ANALYZE. Other datasets in the tenant are untouched.",
     )
-    _target(reset, dataset_help + " (or give --workflow)", "reset the dataset of this workflow (check-in-check-out, renew, holds, rih)")
+    _target(reset, dataset_help + " (or give --workflow)", "reset the dataset of this workflow (a name or a .py file)")
     _db(reset)
     reset.add_argument("--scale", type=_scale, default=None, metavar="F",
                        help="the scale the dataset was seeded at (default: as recorded by `folioperf seed`, else 1)")
@@ -78,17 +77,18 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     pools = sub.add_parser(
         "pools", help="write the data pools a workflow draws from (users, items, instances, service points)",
         description="Query the tenant — its database with --db, or its APIs with --okapi-url — for the records a "
-                    "workflow needs and write them as a folioperf pools file. Works on FOLIO data folioperf did not "
-                    "seed; when the dataset is seeded in the tenant, the pools hold only its records.",
+                    "workflow needs, as the workflow declares them (built in, a plugin's or a .py file), and write "
+                    "them as a folioperf pools file. Works on FOLIO data folioperf did not seed; when the "
+                    "workflow's dataset is seeded in the tenant, the pools hold only its records.",
     )
     _target(pools, dataset_help + " (default: the workflow's)",
-            "the workflow whose pools to write (check-in-check-out, renew, holds, rih; default: the dataset's)")
+            "the workflow whose pools to write: a name or a .py file (default: the one that draws from the dataset)")
     source = pools.add_mutually_exclusive_group()
     source.add_argument("--db", metavar="DSN", help="read the database (default $FOLIOPERF_DB, else folioperf's own cluster's)")
     source.add_argument("--okapi-url", metavar="URL", help="read through the FOLIO APIs instead (no database access needed)")
     pools.add_argument("--username", default=DEFAULT_ADMIN_USER,
                        help=f"FOLIO user for --okapi-url (default {DEFAULT_ADMIN_USER}; password from ${PASSWORD_ENV} or a prompt)")
     pools.add_argument("-o", "--output", required=True, metavar="FILE", help="the pools file to write (JSON)")
-    pools.add_argument("--limit", type=_limit, default=DEFAULT_POOL_LIMIT, metavar="N",
-                       help=f"at most N entries per pool (default {DEFAULT_POOL_LIMIT:,}; 0 = no limit)")
+    pools.add_argument("--limit", type=_limit, default=POOL_LIMIT, metavar="N",
+                       help=f"at most N entries per pool (default {POOL_LIMIT:,}; 0 = no limit)")
     pools.set_defaults(handler="folioperf.data_commands:pools")

@@ -5,6 +5,7 @@ database it had to create up as the sandbox's, so these handlers sit above both 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from rich import box
 from rich.console import Console
@@ -19,15 +20,43 @@ from folioperf.seed.seeding import Outcome
 
 out = Console(highlight=False, soft_wrap=True)  # long lines (DSNs, names) stay whole
 err = Console(stderr=True, highlight=False, soft_wrap=True)
+NAME_ONE = "name a dataset (cico, renewals, holds, rih or a .toml file) or a --workflow"
+
+
+def _workflow(spec: str):
+    """A workflow by name or file (the registry imports Locust: only for the commands that name one)."""
+    from folioperf.workflow import find_workflow
+
+    return find_workflow(spec)
 
 
 def _dataset(args: argparse.Namespace, either: bool = False) -> dataset_mod.Dataset:
     workflow = getattr(args, "workflow", None)
     if not args.dataset and not workflow:
-        raise FolioperfError("name a dataset (cico, renewals, holds, rih or a .toml file) or a --workflow")
+        raise FolioperfError(NAME_ONE)
     if either and args.dataset and workflow:
         raise FolioperfError("give either a dataset or --workflow, not both")
-    return dataset_mod.load(args.dataset or dataset_mod.for_workflow(workflow))
+    if args.dataset:
+        return dataset_mod.load(args.dataset)
+    chosen = _workflow(workflow)
+    if chosen.dataset is None:
+        raise FolioperfError(f"workflow {chosen.name} has no dataset: name one")
+    return dataset_mod.load(chosen.dataset)
+
+
+def _drawing(ds: dataset_mod.Dataset):
+    """The one workflow that draws its pools from dataset `ds` (`folioperf pools DATASET` without --workflow)."""
+    from folioperf.workflow import registered
+
+    def same(spec: str) -> bool:
+        return spec == ds.name or Path(spec).resolve() == Path(ds.path).resolve()
+
+    found = [w.workflow for w in registered()[0].values() if w.workflow.dataset and w.workflow.draw and same(w.workflow.dataset)]
+    if len(found) != 1:
+        names = ", ".join(sorted(w.name for w in found))
+        raise FolioperfError(f"which workflow are the pools of dataset {ds.name} for? pass --workflow "
+                             + (f"({names})" if names else "(no registered workflow draws from it)"))
+    return found[0]
 
 
 def _summary(outcome: Outcome) -> Table:
@@ -117,28 +146,44 @@ def reset(args: argparse.Namespace) -> int:
 
 def pools(args: argparse.Namespace) -> int:
     from folioperf.seed import datapools
+    from folioperf.testdata import undrawable
 
-    ds = _dataset(args)
-    workflow = datapools.workflow_of(ds, args.workflow)
+    if not args.dataset and not args.workflow:
+        raise FolioperfError(NAME_ONE)
+    ds = dataset_mod.load(args.dataset) if args.dataset else None
+    workflow = _workflow(args.workflow) if args.workflow else _drawing(ds)
+    if ds is None and workflow.dataset:
+        ds = dataset_mod.load(workflow.dataset)
+    if not workflow.pools:
+        raise FolioperfError(f"workflow {workflow.name} draws from no pools")
+    if workflow.draw is None:
+        raise FolioperfError(f"workflow {workflow.name} does not say how its pools are drawn (Workflow(draw=...)): "
+                             "write its pools file yourself")
+    source_name = "api" if args.okapi_url else "database"
+    missing = undrawable(workflow.draw, source_name)
+    if missing:
+        raise FolioperfError(f"pool {missing[0]} of workflow {workflow.name} has no "
+                             f"{'CQL' if args.okapi_url else 'SQL'} query: read the "
+                             f"{'database (--db)' if args.okapi_url else 'APIs (--okapi-url)'}")
+    unit = datapools.Unit(str, workflow, ds)
     if args.okapi_url:
-        from folioperf.seed.okapi_reader import OkapiReader, password_from_environment
+        from folioperf.seed.okapi_reader import password_from_environment
 
-        reader = OkapiReader(args.okapi_url, args.tenant, args.username, password_from_environment(args.username))
-        source = datapools.ApiSource(reader)
-        pools = datapools.build(source, ds, workflow, args.limit)
+        found = datapools.draw(datapools.api(args.okapi_url, args.tenant, args.username,
+                                             password_from_environment(args.username)), [unit], args.limit)
         where = f"{args.okapi_url} (tenant {args.tenant})"
     else:
         dsn = db.resolve_dsn(args.db)
-        pools = datapools.from_database(dsn, args.tenant, ds, workflow, args.limit)
-        source = datapools.DatabaseSource
+        with datapools.database(dsn, args.tenant) as source:
+            found = datapools.draw(source, [unit], args.limit)
         where = f"tenant {args.tenant} at {db.redact(dsn)}"
-    datapools.check(pools, args.tenant, ds)
-    datapools.write(args.output, args.tenant, source.name, ds.name, pools)
-    out.print(f"pools of {workflow} (dataset {ds.name}) from {where} → {args.output}:")
+    datapools.write(args.output, args.tenant, source_name, ds.name if ds else None, found)
+    of = f" (dataset {ds.name})" if ds else ""
+    out.print(f"pools of {workflow.name}{of} from {where} → {args.output}:")
     table = Table(box=box.SIMPLE_HEAD)
     table.add_column("pool")
     table.add_column("entries", justify="right")
-    for name, entries in pools.items():
+    for name, entries in found.items():
         table.add_row(name, f"{len(entries):,}")
     out.print(table)
     return 0

@@ -7,8 +7,9 @@ directory's `db.json`:
 - client connections by state, sampled every `interval` seconds (pg_stat_activity);
 - tables read by sequential scans during the run, flagged as missing-index suspects when scans are
   repeated and read many rows each, with the columns the run's statements filter them on;
-- database size growth and the tables that grew most;
-- the sandbox's CPU and memory (its process tree) when its pid is given.
+- database size growth and the tables that grew most.
+
+The servers' CPU and memory (the sandbox's processes among them) are folioperf.servers'.
 
 The sampler is a `threading.Thread` with its own connection: a real thread in a plain process and a
 greenlet in a gevent-patched Locust master (psycopg is imported inside the methods, so after any
@@ -53,12 +54,10 @@ _ENABLE = "shared_preload_libraries = 'pg_stat_statements'"
 class DbMonitor:
     """Samples one database while a run loads it. Not reusable: one `start()`, one `stop()`."""
 
-    def __init__(self, dsn: str, sandbox_pid: int | None = None, interval: float = 5.0, *,
-                 create_extension: bool = False) -> None:
+    def __init__(self, dsn: str, interval: float = 5.0, *, create_extension: bool = False) -> None:
         if interval <= 0:
             raise FolioperfError(f"database sampling interval must be positive, got {interval}")
         self.dsn = dsn
-        self.sandbox_pid = sandbox_pid
         self.interval = interval
         # CREATE EXTENSION changes the database: only for databases folioperf owns (the sandbox's).
         self.create_extension = create_extension
@@ -79,7 +78,6 @@ class DbMonitor:
         self._own_sql: dict[str, tuple] = {}  # each statement dbmon sent, with parameters to EXPLAIN it
         self._own_ids: set[tuple[int, int]] = set()  # (userid, queryid) of those statements
         self._userid: int | None = None
-        self._host = _HostSampler(sandbox_pid) if sandbox_pid else None
         self._started_at = ""
         self._t0 = 0.0
 
@@ -341,8 +339,6 @@ class DbMonitor:
                 if text is not None and (text in self._active or len(self._active) < MAX_ACTIVE_TEXTS):
                     self._active[text] += 1
         self._samples.append((round(time.monotonic() - self._t0, 1), dict(counts)))
-        if self._host:
-            self._host.sample()
 
     # -- result -------------------------------------------------------------------------------------
     def _result(self) -> dict[str, Any]:
@@ -360,7 +356,6 @@ class DbMonitor:
                        sorted(self._active.items(), key=lambda kv: -kv[1])[:TOP_STATEMENTS]],
             "seq_scans": self._seq_scans_result(after),
             "size": self._size_result(after),
-            "sandbox": self._host.result() if self._host else None,
             "errors": list(self._errors),
         }
 
@@ -451,55 +446,6 @@ class DbMonitor:
         if before is None or now is None:
             result["note"] = "table sizes were not measured: a table was locked exclusively at a snapshot"
         return result
-
-
-class _HostSampler:
-    """CPU and resident memory of a local process and its children (the sandbox's forked servers)."""
-
-    def __init__(self, pid: int) -> None:
-        import psutil
-
-        self.pid = pid
-        self._psutil = psutil
-        self._procs: dict[int, Any] = {}
-        self.cpu: list[float] = []
-        self.rss: list[float] = []
-        self.t: list[float] = []
-        self.note: str | None = None
-        self._t0 = time.monotonic()
-
-    def sample(self) -> None:
-        psutil = self._psutil
-        try:
-            root = psutil.Process(self.pid)
-            tree = [root, *root.children(recursive=True)]
-        except psutil.Error:
-            self.note = f"process {self.pid} ended during the run"
-            return
-        primed = bool(self._procs)
-        cpu = rss = 0.0
-        current = {}
-        for proc in tree:
-            known = self._procs.get(proc.pid, proc)
-            try:
-                cpu += known.cpu_percent(None)  # since this object's previous call; 0.0 on its first
-                rss += known.memory_info().rss
-            except psutil.Error:
-                continue
-            current[proc.pid] = known
-        self._procs = current
-        if primed:  # the first call only sets the CPU baseline
-            self.t.append(round(time.monotonic() - self._t0, 1))
-            self.cpu.append(round(cpu, 1))
-            self.rss.append(round(rss / 1_048_576, 1))
-
-    def result(self) -> dict[str, Any]:
-        def summary(v: list[float]) -> dict[str, float]:
-            return {"avg": round(sum(v) / len(v), 1) if v else 0.0, "max": max(v, default=0.0)}
-
-        return {"pid": self.pid, "processes": len(self._procs), "samples": len(self.cpu),
-                "cpu_percent": summary(self.cpu), "memory_mb": summary(self.rss),
-                "series": {"t": self.t, "cpu_percent": self.cpu, "memory_mb": self.rss}, "note": self.note}
 
 
 _JSONB_PATH = re.compile(r"jsonb((?:\s*->>?\s*'[^']+')+)")

@@ -7,9 +7,18 @@
                             stops with one logged reason and exit code 3 (also Unfinished)
 
     Unfinished              a virtual user's iteration ended before its outcome: its transaction is not recorded
+
+Any other exception in a task is the workflow's bug, reported as `raised()` words it: its type, its text and
+the line of the workflow's code that raised it.
 """
 
 from __future__ import annotations
+
+import re
+from pathlib import Path
+
+RAISED_TEXT_LIMIT = 200  # the exception's own text; the line it was raised at always follows it
+_RAISED = re.compile(r" \([^()\s]+\.py:\d+ in [^()\s]+\)$")
 
 
 class FolioperfError(Exception):
@@ -62,3 +71,35 @@ class RunStopped(FolioperfError, Unfinished):
     """Raised in a virtual user when the run cannot go on as specified; folioperf stops the whole run."""
 
     exit_code = 3
+
+
+def raised(exc: BaseException, module: str | None = None) -> str:
+    """`KeyError: 'barcode' (lookup.py:17 in look_up)`: the exception and `raised_at` where."""
+    text = " ".join(str(exc).split())
+    if len(text) > RAISED_TEXT_LIMIT:
+        text = text[: RAISED_TEXT_LIMIT - 1] + "…"
+    message = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    where = raised_at(exc, module)
+    return f"{message} ({where})" if where else message
+
+
+def raised_at(exc: BaseException, module: str | None = None) -> str:
+    """`lookup.py:17 in look_up`: the innermost line of `module` (the workflow's) the exception passed through,
+    else the innermost line of all (a library's); "" without a traceback."""
+    innermost = in_module = None
+    tb = exc.__traceback__
+    while tb is not None:
+        innermost = (tb.tb_frame.f_code, tb.tb_lineno)
+        if module is not None and tb.tb_frame.f_globals.get("__name__") == module:
+            in_module = innermost
+        tb = tb.tb_next
+    place = in_module or innermost
+    if place is None:
+        return ""
+    code, line = place
+    return f"{Path(code.co_filename).name}:{line} in {code.co_name}"
+
+
+def is_raised(message: str) -> bool:
+    """Whether a failure's message is a workflow's exception as `raised()` words it (not a call's outcome)."""
+    return _RAISED.search(message) is not None

@@ -40,18 +40,22 @@ from locust.runners import STATE_MISSING, MasterRunner, WorkerRunner
 
 from folioperf import locust_memory, okapi_trace, results
 from folioperf.auth import Credentials, Logins
-from folioperf.backoff import TARGET_DOWN_SECONDS, TargetWatch
+from folioperf.backoff import TARGET_DOWN_SECONDS, IterationWatch, TargetWatch
 from folioperf.config import PASSWORD_ENV
 from folioperf.console import LiveView, print_summary
 from folioperf.dbmon import DbMonitor
 from folioperf.distributed import REPORT_GRACE_SECONDS, Coordinator, Link, Seal, quit_once
-from folioperf.errors import FolioperfError
-from folioperf.metrics import ERROR, Metrics, locust_bucket
+from folioperf.errors import FolioperfError, is_raised
+from folioperf.metrics import ERROR, TRANSACTION, Metrics, locust_bucket
 from folioperf.okapi import Okapi
 from folioperf.rates import RateStatus
+from folioperf.servers.collector import Collector
+from folioperf.servers.series import ServerMetrics
+from folioperf.servers.sources import make_source
 from folioperf.target_info import TargetInfo, target_info
 from folioperf.options import Settings
 from folioperf.outcome import EXIT_INTERRUPTED, EXIT_NOT_RECORDED, EXIT_TARGET_DOWN, Flags, exit_code
+from folioperf.testdata import POOL_LIMIT
 from folioperf.timers import Timers
 from folioperf.pools import SHARED, PoolStore, check_declared, read_pools_file, split
 from folioperf.groups import UserGroup
@@ -93,6 +97,7 @@ class TestRecord:
     target: TargetInfo | None = None  # platform, module versions, release
     served_before: dict[str, int] | None = None  # the sandbox's request counters when the test started
     dbmon: DbMonitor | None = None
+    servers: Collector | None = None  # the server metrics' collector (master or local only)
     spool: results.TimeseriesSpool | None = None  # its settled windows, in its partial directory with the checkpoints
     untraced_said: bool = False  # --trace: the target sends no trace headers, and the user was told
     users_missing_s: float = 0.0  # after full load: seconds with fewer users running than asked
@@ -128,6 +133,7 @@ class FolioRun:
         self.store = PoolStore()
         self.metrics = Metrics(settle=self.role != WORKER)
         self.target_watch = TargetWatch()  # how long the target did not answer (folioperf.backoff)
+        self.iterations = IterationWatch()  # whether every iteration raises (folioperf.backoff)
         self.share = 1  # how many processes share the open model's rate (the master says, in its setup)
         self.test: TestRecord | None = None
         self.stopping = False
@@ -281,7 +287,7 @@ class FolioRun:
         return {g.key: target for g in self.groups.values() if (target := g.target_per_s()) is not None}
 
     def pool_data(self) -> dict[str, list]:
-        """The declared pools, from --pools or the workflows' loaders; read once per configuration."""
+        """The declared pools, from --pools or drawn as the workflows declare; read once per configuration."""
         key = (self.settings.pools, self.settings.tenant, tuple(sorted(self.modes.items())))
         if self._pools is not None and self._pools[0] == key:
             return self._pools[1]
@@ -295,29 +301,36 @@ class FolioRun:
                 if tenant and tenant != self.settings.tenant:
                     raise FolioperfError(f"{source} holds data of tenant {tenant!r}, but the run uses tenant {self.settings.tenant!r}")
                 for w in self.workflows:
-                    if w.dataset and document.get("dataset") not in (None, w.dataset):
-                        log.warning("%s was made for dataset %r; workflow %s expects %r", source, document["dataset"], w.name, w.dataset)
+                    expected = Path(w.dataset).stem if w.dataset else None  # a name, or a file named after it
+                    if expected and document.get("dataset") not in (None, expected):
+                        log.warning("%s was made for dataset %r; workflow %s expects %r", source, document["dataset"], w.name, expected)
                 pools = document["pools"]
             else:
-                loaders = [w for w in self.workflows if w.load_pools is not None]
-                if not loaders:
-                    raise FolioperfError(f"workflow {names} needs test data (pools {', '.join(self.modes)}): "
-                                         "give --pools FILE (`folioperf pools` writes it)")
                 source = f"the test data of workflow {names}"
-                okapi = self.tool_okapi()
-                for group in (g for g in self.groups.values() if g.workflow.load_pools is not None):
-                    w = group.workflow
-                    try:
-                        pools.update({group.pool(k): list(v) for k, v in w.load_pools(okapi, group.options).items()})
-                    except FolioperfError:
-                        raise
-                    except Exception as exc:
-                        raise FolioperfError(f"loading the test data of workflow {w.name} failed: "
-                                             f"{type(exc).__name__}: {exc}") from None
+                pools = self._draw_pools()
             check_declared(pools, self.modes, source)
             pools = {name: pools[name] for name in self.modes}
         self._pools = (key, pools)
         return pools
+
+    def _draw_pools(self) -> dict[str, list]:
+        """No pools file (plain Locust): the workflows' pools drawn now, as `folioperf pools` draws them, from the
+        database when --db names it, else through the APIs as the run's user."""
+        from folioperf.seed import dataset as dataset_mod  # noqa: PLC0415  (TOML and Faker: only for this)
+        from folioperf.seed import datapools  # noqa: PLC0415
+
+        for w in self.workflows:
+            if w.pools and w.draw is None:
+                raise FolioperfError(f"workflow {w.name} needs test data (pools {', '.join(w.pools)}) and does not say "
+                                     "how to draw it: give --pools FILE (`folioperf pools` writes it)")
+        datasets = {w: dataset_mod.load(w.dataset) if w.dataset else None for w in self.workflows}
+        units = [datapools.Unit(g.pool, g.workflow, datasets[g.workflow]) for g in self.groups.values() if g.workflow.pools]
+        if self.db_dsn:
+            with datapools.database(self.db_dsn, self.settings.tenant) as source:
+                return datapools.draw(source, units, POOL_LIMIT)
+        credentials = self.credentials
+        return datapools.draw(datapools.api(self.environment.host, credentials.tenant, credentials.username,
+                                            credentials.password), units, POOL_LIMIT)
 
     def _setup_for(self, index: int, count: int, pools: dict[str, list]) -> dict[str, Any]:
         """A worker's setup: the settings, its share of the test data, and the password when it has none."""
@@ -344,6 +357,7 @@ class FolioRun:
         # already carries this test's number
         self.metrics.start_test()
         self.target_watch.reset()
+        self.iterations.reset()
         self.settings = Settings.from_options(data["settings"])
         try:
             self._configure_workflows(self.settings.workflow, required=True)
@@ -376,8 +390,11 @@ class FolioRun:
         gevent.spawn(runner.quit if options is None or options.headless else runner.stop)
 
     def _on_new_failure(self, request_type: str, name: str, error: str) -> None:
+        """A workflow's bug, logged once per distinct error (as the failure of a task or of a transaction)."""
         if request_type == ERROR:
             log.error("error in %s: %s (further occurrences are counted, not logged)", name, error)
+        elif request_type == TRANSACTION and is_raised(error):
+            log.error("error in transaction %s: %s (further occurrences are counted, not logged)", name, error)
 
     # -- a test ------------------------------------------------------------------------------------
     def _users_about_to_run(self) -> None:
@@ -397,6 +414,7 @@ class FolioRun:
             return
         self.metrics.start_test()
         self.target_watch.reset()
+        self.iterations.reset()
         runner = self.environment.runner
         options = self.environment.parsed_options
         try:
@@ -422,6 +440,7 @@ class FolioRun:
                                         duration_s=float(run_time) if run_time else None)
         if self.db_dsn:
             record.dbmon = self._start_dbmon()
+        record.servers = self._start_servers(record)
         if self.settings.sandbox_pid:
             record.served_before = self._served()
         gevent.spawn(self._watch, record)
@@ -590,14 +609,28 @@ class FolioRun:
 
     def _start_dbmon(self) -> DbMonitor | None:
         assert self.db_dsn is not None
-        monitor = DbMonitor(self.db_dsn, sandbox_pid=self.settings.sandbox_pid,
-                            create_extension=bool(self.settings.sandbox_pid))
+        monitor = DbMonitor(self.db_dsn, create_extension=bool(self.settings.sandbox_pid))
         try:
             monitor.start()
         except FolioperfError as exc:
             log.warning("no database insight for this run: %s", exc)
             return None
         return monitor
+
+    def _start_servers(self, record: TestRecord) -> Collector | None:
+        """The servers' metrics, collected here (the master or the one local process) during the test."""
+        s = self.settings
+        try:
+            source = make_source(s.server_metrics, queries=s.server_metrics_queries, dsn=self.db_dsn,
+                                 sandbox_pid=s.sandbox_pid)
+        except FolioperfError as exc:
+            log.warning("no server metrics for this run: %s", exc)
+            return None
+        if source is None:
+            return None
+        collector = Collector(source, s.server_metrics_step)
+        collector.start(record.start)
+        return collector
 
     def _start_live(self, record: TestRecord) -> None:
         names = ", ".join(w.name for w in self.workflows) or "locust"
@@ -635,6 +668,7 @@ class FolioRun:
                 self.live.stop()
                 self.live = None
             db = self._stop_dbmon(record)
+            server = self._stop_servers(record)
             if self.metrics.stopped is None:
                 self.metrics.stop()
             snapshot = self.metrics.snapshot()
@@ -679,7 +713,8 @@ class FolioRun:
                                       _by_api(served, [e.name for e in snapshot.apis()]))
                 html = self._locust_html()
                 path = results.write(self.settings.results_dir, info, snapshot, report_html=html, db=db,
-                                     secrets=self._secrets(), timeseries=record.spool.written() if record.spool else None)
+                                     server=server, secrets=self._secrets(),
+                                     timeseries=record.spool.written() if record.spool else None)
                 if record.spool is not None:  # written whole: the partial directory has served
                     record.spool.close()
                     shutil.rmtree(record.spool.directory, ignore_errors=True)
@@ -712,6 +747,15 @@ class FolioRun:
             return record.dbmon.stop()
         except Exception as exc:
             log.warning("database insight lost: %s", exc)
+            return None
+
+    def _stop_servers(self, record: TestRecord) -> ServerMetrics | None:
+        if record.servers is None:
+            return None
+        try:
+            return record.servers.stop(datetime.now(timezone.utc))
+        except Exception as exc:
+            log.warning("server metrics lost: %s", exc)
             return None
 
     def _secrets(self) -> list[str]:

@@ -48,6 +48,7 @@ from folioperf.console import console
 from folioperf.errors import FolioperfError
 from folioperf.outcome import EXIT_INTERRUPTED
 from folioperf.options import CLI_OPTIONS, LOCUST_FLAGS, RUN_OPTIONS, Settings, format_duration, run_argv, split_address
+from folioperf.servers.sources import check as check_server_metrics
 from folioperf.wording import plural
 
 err = console(stderr=True)
@@ -266,6 +267,7 @@ def plan(args: argparse.Namespace) -> Plan:
         name = args.dataset or unit.workflow.dataset
         unit.dataset = dataset_mod.load(name) if name else None
     _check_together(args, units, extra, chosen_scenario)
+    _check_test_data(args, units)
     spawn_rate = _spawn_rate(args, users, default_rate)
     _check_ramp(args, users, spawn_rate)
     if args.pools:
@@ -274,6 +276,7 @@ def plan(args: argparse.Namespace) -> Plan:
         read_pools_file(args.pools)
     _check_results_dir(args.results_dir)
     _check_prometheus(args)
+    check_server_metrics(args.server_metrics, args.server_metrics_queries, sandbox=not args.okapi_url)
     return Plan(spec, units, extra, users, spawn_rate, chosen_scenario)
 
 
@@ -297,36 +300,45 @@ def _prepare_data(dsn: str, tenant: str, ds: Any, scale: float, replace_mismatch
         err.print(f"seeded dataset {ds.name} (scale {scale:g}): {rows:,} rows in {outcome.seconds:.1f} s")
 
 
+def _check_test_data(args: argparse.Namespace, units: list[Unit]) -> None:
+    """Each workflow's pools can be drawn from where this run reads the test data, or come in --pools."""
+    from folioperf.testdata import undrawable  # noqa: PLC0415
+
+    if args.pools:
+        return
+    source = "api" if args.okapi_url and not args.db else "database"
+    for unit in units:
+        workflow = unit.workflow
+        if workflow.pools and workflow.draw is None:
+            raise FolioperfError(f"workflow {workflow.name} needs test data (pools {', '.join(workflow.pools)}) but does "
+                                 "not say how to draw it (Workflow(draw=...)): give --pools FILE")
+        missing = undrawable(workflow.draw, source)
+        if missing:
+            raise FolioperfError(f"pool {missing[0]} of workflow {workflow.name} is drawn with SQL only: give --db DSN "
+                                 "(the database of your FOLIO) or --pools FILE")
+
+
 def _pools_file(target: Endpoint, units: list[Unit], directory: str) -> str | None:
-    """The groups' data pools, from the database when it is known, else through the API. A scenario's groups
-    get pools of their own (`<group>/<pool>`); groups running the same workflow split its pools."""
-    from folioperf.pools import split  # noqa: PLC0415
+    """The groups' data pools, from the database when it is known, else through the API, as each workflow
+    draws them. A scenario's groups get pools of their own (`<group>/<pool>`); groups running the same workflow
+    split its pools."""
     from folioperf.seed import datapools  # noqa: PLC0415
-    from folioperf.data_cli import DEFAULT_POOL_LIMIT  # noqa: PLC0415
-    from folioperf.seed.dataset import WORKFLOW_DATASETS  # noqa: PLC0415
+    from folioperf.testdata import POOL_LIMIT  # noqa: PLC0415
 
-    wanted = [u for u in units if u.dataset is not None and u.workflow.name in WORKFLOW_DATASETS and u.workflow.pools]
+    wanted = [datapools.Unit(lambda name, group=u.group: f"{group}/{name}" if group else name, u.workflow, u.dataset)
+              for u in units if u.workflow.pools]
     if not wanted:
-        return None  # the workflows bring their own (load_pools) or need none
-    source = datapools.DatabaseSource.name if target.dsn else datapools.ApiSource.name
-    pools: dict[str, list[dict]] = {}
-    for workflow_name in dict.fromkeys(u.workflow.name for u in wanted):
-        sharing = [u for u in wanted if u.workflow.name == workflow_name]
-        ds, workflow = sharing[0].dataset, sharing[0].workflow
-        if target.dsn:
-            found = datapools.from_database(target.dsn, target.tenant, ds, workflow_name, DEFAULT_POOL_LIMIT)
-        else:
-            from folioperf.seed.okapi_reader import OkapiReader  # noqa: PLC0415
-
-            reader = OkapiReader(target.url, target.tenant, target.username, target.password)
-            found = datapools.build(datapools.ApiSource(reader), ds, workflow_name, DEFAULT_POOL_LIMIT)
-        datapools.check(found, target.tenant, ds)
-        modes = {name: mode for name, mode in workflow.pools.items() if name in found}
-        for unit, share in zip(sharing, split(found, modes, len(sharing))):
-            pools.update({f"{unit.group}/{name}" if unit.group else name: entries for name, entries in share.items()})
+        return None
+    if target.dsn:
+        with datapools.database(target.dsn, target.tenant) as source:
+            pools = datapools.draw(source, wanted, POOL_LIMIT)
+    else:
+        pools = datapools.draw(datapools.api(target.url, target.tenant, target.username, target.password), wanted,
+                               POOL_LIMIT)
     path = os.path.join(directory, "pools.json")
-    datasets = {u.dataset.name for u in wanted}
-    datapools.write(path, target.tenant, source, datasets.pop() if len(datasets) == 1 else None, pools)
+    datasets = {u.dataset.name if u.dataset else None for u in wanted}
+    datapools.write(path, target.tenant, "database" if target.dsn else "api", datasets.pop() if len(datasets) == 1 else None,
+                    pools)
     err.print("test data: " + ", ".join(f"{name} {len(entries):,}" for name, entries in pools.items()))
     return path
 

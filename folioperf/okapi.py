@@ -46,7 +46,7 @@ from folioperf.auth import (
     Outcome,
     response_json,
 )
-from folioperf.errors import CallFailed, FolioperfError, Unfinished
+from folioperf.errors import CallFailed, FolioperfError, Unfinished, raised
 from folioperf.metrics import NESTED, TRANSACTION
 from folioperf.timers import Timers
 
@@ -286,10 +286,12 @@ class Okapi:
         if exc is not None:
             if unfinished:
                 return
-            if t.error is None:
+            if t.error is None and isinstance(exc, CallFailed):
                 t.error = self._scrub(f"{type(exc).__name__}: {exc}")
-            if not isinstance(exc, CallFailed):
-                exc.folioperf_transaction = t.name  # type: ignore[attr-defined]  # recorded: no task error besides
+            elif t.error is None:  # the workflow's bug, at the line of the code around this block that raised it
+                t.error = self._scrub(raised(exc, exc.__traceback__.tb_frame.f_globals.get("__name__")
+                                             if exc.__traceback__ else None))
+                exc.folioperf_transaction = t.name  # type: ignore[attr-defined]  # reported here: no "Error" row
         if self._locust:
             self._session.request_event.fire(
                 request_type=TRANSACTION, name=t.name, response_time=t.response_time,

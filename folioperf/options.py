@@ -25,6 +25,7 @@ from folioperf.errors import FolioperfError
 from folioperf.jmeter import AS_RUN, AS_WRITTEN, PLAN_MODES
 from folioperf.releases import DEFAULT as DEFAULT_RELEASE
 from folioperf.releases import RELEASES
+from folioperf.servers.sources import source_option
 
 LOGIN_MODES = ("per-user", "shared")
 _DURATION = re.compile(r"^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$")
@@ -272,6 +273,17 @@ RUN_OPTIONS: tuple[Opt, ...] = (
                  "cluster; or your FOLIO's, to seed, reset and build test data): the results get its top "
                  "statements, connections and scans (pg_stat_statements)", metavar="DSN", env=_env("db_monitor"),
          web_ui=False),
+    _run("--server-metrics", "where the servers' CPU, memory and connections come from, collected by the master "
+                             "during each test into the results: sandbox (the default with the sandbox: its "
+                             "processes and its PostgreSQL), prometheus:URL (per FOLIO module from cAdvisor, the "
+                             "database from postgres_exporter, hosts from node_exporter), cloudwatch[:cluster=NAME,"
+                             "db=ID] (ECS services, RDS instances; AWS's own credentials) or none (the default "
+                             "against your FOLIO)", type=source_option, metavar="SOURCE", web_ui=False),
+    _run("--server-metrics-step", "how often server metrics are collected (default 5s for the sandbox, 15s for "
+                                  "Prometheus, 60s for CloudWatch)", type=duration, metavar="TIME", web_ui=False),
+    _run("--server-metrics-queries", "Prometheus' queries, a TOML file adapted from folioperf's (for cAdvisor's "
+                                     "and Kubernetes' labels; `folioperf server-metrics --default-queries` prints it)",
+         metavar="FILE", web_ui=False),
     _run("--sandbox-pid", "", type=int, hidden=True, web_ui=False),
     _run("--live", "", switch=True, hidden=True, web_ui=False),
 )
@@ -397,6 +409,9 @@ class Settings:
     fail_on_error_rate: float = 0.0
     allow_partial_ramp: bool = False
     db: str | None = None
+    server_metrics: str | None = None
+    server_metrics_step: int | None = None
+    server_metrics_queries: str | None = None
     sandbox_pid: int | None = None
     live: bool = False
 

@@ -8,6 +8,8 @@
         locust-report.html  Locust's HTML report (when given; `report.html` in directories written
                          before folioperf's own report took that name)
         db.json          database observations (when given)
+        server-metrics.csv   time,metric,subject,value: the servers' CPU, memory and connections (when collected)
+        server-metrics.json  their source, step, units, notes and summary
 
 `write` puts everything into a hidden sibling directory and renames it into place, so a directory with
 the final name is always complete; an existing name gets a suffix (-2, -3, ...). While a test runs, its
@@ -42,6 +44,9 @@ from urllib.parse import quote, quote_plus
 from folioperf.errors import FolioperfError
 from folioperf.metrics import Entry, EntryLookup, Failure, ModuleTime, Snapshot, Window, entry_order, merge_windows
 from folioperf.outcome import Flags
+from folioperf.files import write_file
+from folioperf.servers.series import COLUMNS as SERVER_COLUMNS
+from folioperf.servers.series import ServerMetrics, from_legacy_db
 
 RUN_FORMAT = "folioperf-results/1"
 STATS_FORMAT = "folioperf-stats/1"
@@ -50,6 +55,7 @@ FAILURES_COLUMNS = ("type", "name", "error", "occurrences")
 REDACTED = "***"
 LOCUST_REPORT = "locust-report.html"
 _OLD_LOCUST_REPORT = "report.html"
+SERVER_CSV, SERVER_JSON = "server-metrics.csv", "server-metrics.json"
 _JWT = re.compile(r"eyJ[\w-]{4,}\.[\w-]{4,}\.[\w-]*")
 _MODULE_FIELDS = ("type", "name", "module", "count", "calls", "total", "avg", "p95", "share", "histogram")
 _ENTRY_FIELDS = ("count", "failures", "avg", "min", "max", "p50", "p75", "p90", "p95", "p99", "rps")
@@ -132,6 +138,7 @@ class Results(EntryLookup):
     db: Mapping[str, Any] | None
     modules: tuple[ModuleTime, ...] = ()  # --trace: where each entry's time went
     traced: int | None = None  # --trace: API responses with trace headers (None: not asked for)
+    server: ServerMetrics | None = None  # the servers' CPU, memory and connections (--server-metrics)
 
     @property
     def report_html(self) -> Path | None:
@@ -339,8 +346,14 @@ def _timeseries(stats: Snapshot, redactor: _Redactor, spooled: Path | None) -> C
     return write
 
 
+def _server_files(server: ServerMetrics, redactor: _Redactor) -> dict[str, str]:
+    return {SERVER_CSV: _csv(SERVER_COLUMNS, server.rows(), redactor),
+            SERVER_JSON: _dump(server.to_json(), redactor)}
+
+
 def _files(run: RunInfo, stats: Snapshot, report_html: str | None, db: Mapping[str, Any] | None,
-           redactor: _Redactor, spooled: Path | None = None) -> dict[str, Content]:
+           redactor: _Redactor, spooled: Path | None = None, server: ServerMetrics | None = None
+           ) -> dict[str, Content]:
     files = {
         "stats.json": _dump(_stats_json(stats), redactor),
         "timeseries.csv": _timeseries(stats, redactor, spooled),
@@ -352,6 +365,8 @@ def _files(run: RunInfo, stats: Snapshot, report_html: str | None, db: Mapping[s
         files[LOCUST_REPORT] = redactor.text(report_html)
     if db is not None:
         files["db.json"] = _dump(db, redactor)
+    if server is not None:
+        files.update(_server_files(server, redactor))
     files["run.json"] = _dump(_run_json(run), redactor)  # last: only a finished directory has one
     return files
 
@@ -381,12 +396,13 @@ def _stage(root: Path, name: str, files: Mapping[str, Content]) -> Path:
 
 
 def write(root: str | os.PathLike[str], run: RunInfo, stats: Snapshot, *, report_html: str | None = None,
-          db: Mapping[str, Any] | None = None, secrets: Iterable[str] = (), timeseries: Path | None = None) -> Path:
+          db: Mapping[str, Any] | None = None, server: ServerMetrics | None = None, secrets: Iterable[str] = (),
+          timeseries: Path | None = None) -> Path:
     """Write a results directory under `root` and return its path; all of it or nothing. `timeseries`: the
     settled windows' rows as a TimeseriesSpool wrote them (`stats.windows` then holds the others)."""
     root = Path(root)
     name = results_dir_name(run.start, run.workflow, run.users)
-    staging = _stage(root, name, _files(run, stats, report_html, db, _Redactor(secrets), timeseries))
+    staging = _stage(root, name, _files(run, stats, report_html, db, _Redactor(secrets), timeseries, server))
     try:
         return _publish(staging, root, name)
     except BaseException:
@@ -412,6 +428,18 @@ def write_checkpoint(root: str | os.PathLike[str], run: RunInfo, stats: Snapshot
         _put(staged, content)
         os.replace(staged, directory / filename)
     return directory
+
+
+def add_server_metrics(path: str | os.PathLike[str], server: ServerMetrics, *, replace: bool = False) -> None:
+    """Server metrics collected after the fact, into a finished results directory: each file whole or not at
+    all; existing ones only with `replace`."""
+    path = Path(path)
+    files = _server_files(server, _Redactor(()))
+    if not replace and any((path / name).exists() for name in files):
+        raise FolioperfError(f"{path} has server metrics already (give --replace to collect them again)")
+    for name, text in files.items():
+        write_file(path / name, text)
+    _fsync_dir(path)
 
 
 def _publish(staging: Path, root: Path, name: str) -> Path:
@@ -537,8 +565,14 @@ def load(path: str | os.PathLike[str]) -> Results:
         modules = tuple(ModuleTime(**{f: m[f] for f in _MODULE_FIELDS}) for m in stats_data.get("modules", ()))
         traced = stats_data["trace"]["responses"] if "trace" in stats_data else None
         run = _run_info(run_data)
+        db = _read_json(db_path) if db_path.is_file() else None
+        if (path / SERVER_JSON).is_file():
+            server = ServerMetrics.from_files(_read_json(path / SERVER_JSON),
+                                              _read_csv(path / SERVER_CSV, SERVER_COLUMNS))
+        else:  # written before server-metrics.csv: the sandbox's figures were db.json's
+            server = from_legacy_db(db, run.start, run.end)
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         detail = f"missing {exc}" if isinstance(exc, KeyError) else str(exc).splitlines()[0]
         raise FolioperfError(f"{path} holds malformed results: {detail}") from None
     return Results(path=path, run=run, entries=entries, timeseries=timeseries, failures=failures,
-                   db=_read_json(db_path) if db_path.is_file() else None, modules=modules, traced=traced)
+                   db=db, modules=modules, traced=traced, server=server)

@@ -5,7 +5,7 @@
 Okapi lists a tenant's modules at `GET /_/proxy/tenants/{tenant}/modules`. A Eureka FOLIO has no such path
 (Kong answers 404); its modules are those of the applications the tenant is entitled to, which
 mgr-tenant-entitlements lists with their modules at `GET /entitlements/{tenant}/applications` (at most 500 a
-page; folio-api.md §2.6).
+page; docs/folio.md §2.6).
 """
 
 from __future__ import annotations

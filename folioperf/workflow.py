@@ -1,8 +1,10 @@
 """The workflow plugin API: what a workflow declares, the TaskSet it runs in, and where folioperf finds it.
 
-A workflow module (built in under `workflows/`, in a third-party package, or any `.py` file):
+A workflow module (built in under `workflows/`, in a third-party package, or any `.py` file) carries
+everything it needs: its dataset, how its pools are drawn from it, its transactions, options and pacing.
+docs/writing-workflows.md is the guide; in short:
 
-    from folioperf import FolioSequentialTaskSet, FolioUser, Option, Workflow, task
+    from folioperf import FolioSequentialTaskSet, FolioUser, Option, Records, Workflow, task
 
     class CheckOut(FolioSequentialTaskSet):
         @task
@@ -18,6 +20,7 @@ A workflow module (built in under `workflows/`, in a third-party package, or any
     workflow = Workflow(
         name="check-out", description="Check out items (PTF CICO, check-out half)", taskset=CheckOut,
         dataset="cico", pools={"users": "shared", "available_items": "exclusive", "checked_out_items": "exclusive"},
+        draw=draw_pools,                                       # or a Records query per pool (folioperf.testdata)
         transactions=("Check-out",), options=(Option("loans-per-user", default=10, type=int, help="..."),),
     )
 
@@ -30,10 +33,14 @@ registry: built-ins (the package `folioperf.workflows`), the entry-point group `
 
 How a task ends: a failed call raises `CallFailed` (already recorded): the task ends there, the entries the
 user held go back to their pools, and the user carries on; after a call that got no answer at all (FOLIO
-down or restarting) it first waits, longer each time in a row (folioperf.backoff). Any other exception is the workflow's bug: it is
-recorded once per iteration as a failure of request type "Error" (name: the workflow and its task; error:
-the exception and where it was raised), logged once per distinct error, never as a traceback per
-iteration. A `RunStopped` (test data exhausted, login refused) stops the whole run.
+down or restarting) it first waits, longer each time in a row (folioperf.backoff). Any other exception is the
+workflow's bug, reported once, where it happened: as the failure of the transaction it escaped (error: the
+exception and the workflow's line that raised it), or, raised outside any transaction, as a failure of
+request type "Error" (name: the workflow and its task); each distinct error is logged once, never as a
+traceback per iteration. The user then waits as Locust does after a task's exception, and at least a
+second, longer when the same bug repeats (folioperf.backoff); a run whose iterations all raise stops itself
+(exit code 1). A transaction the workflow did not declare (`transactions=`) is such a bug at its first
+use. A `RunStopped` (test data exhausted, login refused) stops the whole run.
 
 A virtual user finds its run's state (settings, test data, logins, the open model) on its Locust
 environment, where folioperf's plugin put it (`environment.folioperf`).
@@ -45,6 +52,7 @@ import importlib
 import importlib.metadata
 import importlib.util
 import logging
+import os
 import pkgutil
 import re
 import sys
@@ -52,21 +60,23 @@ from dataclasses import dataclass, field
 from functools import cache, partial
 from pathlib import Path
 from types import MappingProxyType, SimpleNamespace
-from typing import Any, Callable, ContextManager, Mapping, Sequence
+from typing import Any, Callable, ContextManager, Mapping
 
 from locust import SequentialTaskSet, TaskSet, task
 from locust.contrib.fasthttp import FastHttpUser
 from locust.exception import InterruptTaskSet, RescheduleTask, RescheduleTaskImmediately, StopTest, StopUser
 from locust.user.wait_time import constant_pacing
 
-from folioperf.backoff import UNREACHABLE, Backoff
-from folioperf.errors import CallFailed, FolioperfError, RunStopped
+from folioperf.backoff import UNREACHABLE, Backoff, raised_kind
+from folioperf.errors import CallFailed, FolioperfError, RunStopped, raised, raised_at
 from folioperf.jmeter import Delay, Timer
 from folioperf.metrics import ERROR, SCRIPT, failure_message
 from folioperf.okapi import Okapi, Transaction
+from folioperf.outcome import EXIT_FAILURES
 from folioperf.pausing import pause
 from folioperf.rates import parse_rate
 from folioperf.pools import MODES, UserPools
+from folioperf.testdata import Draw, check_draw
 from folioperf.timers import Timers
 
 __all__ = ["Option", "Workflow", "FolioUser", "FolioTaskSet", "FolioSequentialTaskSet", "task",
@@ -128,9 +138,13 @@ class Option:
 class Workflow:
     """A workflow's metadata and the TaskSet that runs it.
 
-    - `dataset`: the dataset (`folioperf seed DATASET`) whose data the workflow needs;
+    - `dataset`: the dataset whose data the workflow needs, seeded for it by `folioperf run`: a built-in name
+      (`folioperf seed DATASET`) or the path of a dataset file (a plugin's own: `Path(__file__).with_name(...)`);
     - `pools`: pool name -> mode (`shared`, `exclusive`, `once`; see folioperf.pools);
-    - `transactions`: the names its `self.transaction(...)` blocks record, as reports list them;
+    - `draw`: how the pools are drawn from the tenant's data (folioperf.testdata): a `Records` query per pool,
+      or a function given a `TestData`; without it, a run needs a pools file (--pools);
+    - `transactions`: the names its `self.transaction(...)` blocks record, as reports list them (a name not
+      declared here is refused at its first use);
     - `pacing`: seconds from one task start to the next per user (scaled by --think-time), None = back to back;
     - `spawn_rate`: users started per second unless the run says otherwise (holds: 0.1, one user per 10 s);
     - `rate`: runs in the open model by default, at this many iterations for the whole run ("3/s", "90/m";
@@ -139,8 +153,6 @@ class Workflow:
       workflow's `okapi.preflight(...)` sends the CORS preflights (unless --no-preflight);
     - `pages`: transaction -> UI release -> the steps (folioperf.page) it runs, for `folioperf workflows NAME`
       to show; the workflow's option `--ui-release` chooses among the releases;
-    - `load_pools(okapi, options)`: where the pools come from when no pools file is given (run once, on
-      the master, with a logged-in `Okapi` over a plain requests session);
     - `headers(options)`: what every call carries besides Okapi's tenant and token (a PTF plan's header managers);
     - `check_options(options)`: refuses a combination of option values (raise FolioperfError with one line).
     """
@@ -148,8 +160,9 @@ class Workflow:
     name: str
     description: str
     taskset: type[TaskSet]
-    dataset: str | None = None
+    dataset: str | os.PathLike[str] | None = None
     pools: Mapping[str, str] = field(default_factory=dict)
+    draw: Draw | None = None
     transactions: tuple[str, ...] = ()
     options: tuple[Option, ...] = ()
     pacing: float | None = None
@@ -157,7 +170,6 @@ class Workflow:
     rate: str | None = None
     browser: bool = False
     pages: Mapping[str, Mapping[str, tuple]] = field(default_factory=dict)
-    load_pools: Callable[[Okapi, SimpleNamespace], Mapping[str, Sequence[dict]]] | None = None
     headers: Callable[[SimpleNamespace], Mapping[str, str]] | None = None
     check_options: Callable[[SimpleNamespace], None] | None = None
 
@@ -169,6 +181,9 @@ class Workflow:
         bad = {n: m for n, m in self.pools.items() if m not in MODES}
         if bad:
             raise ValueError(f"workflow {self.name}: pool modes must be {', '.join(MODES)}: {bad}")
+        check_draw(self.name, self.pools, self.draw)
+        if self.dataset is not None:
+            object.__setattr__(self, "dataset", os.fspath(self.dataset))
         names = [o.name for o in self.options]
         if len(set(names)) != len(names):
             raise ValueError(f"workflow {self.name}: option names repeat: {names}")
@@ -182,6 +197,8 @@ class Workflow:
             except FolioperfError as exc:
                 raise ValueError(f"workflow {self.name}: rate {self.rate!r}: use N/s or N/m, e.g. 3/s") from exc
         object.__setattr__(self, "pools", MappingProxyType(dict(self.pools)))
+        if isinstance(self.draw, Mapping):
+            object.__setattr__(self, "draw", MappingProxyType(dict(self.draw)))
         object.__setattr__(self, "transactions", tuple(self.transactions))
         object.__setattr__(self, "options", tuple(self.options))
 
@@ -241,15 +258,8 @@ class FolioUser(FastHttpUser):
         self.pools.release_all()
 
 
-def _where(exc: BaseException) -> str:
-    """`file.py:LINE in function` of the frame that raised."""
-    tb = exc.__traceback__
-    if tb is None:
-        return ""
-    while tb.tb_next is not None:
-        tb = tb.tb_next
-    code = tb.tb_frame.f_code
-    return f"{Path(code.co_filename).name}:{tb.tb_lineno} in {code.co_name}"
+class UndeclaredTransaction(Exception):
+    """A transaction name the workflow did not declare in `transactions=` (a typo would go unseen in reports)."""
 
 
 class _FolioTasks:
@@ -270,7 +280,13 @@ class _FolioTasks:
         return self.user.options
 
     def transaction(self, name: str) -> ContextManager[Transaction]:
-        """`with self.transaction("Check-out"):` records the enclosed calls as one business transaction."""
+        """`with self.transaction("Check-out"):` records the enclosed calls as one business transaction; its
+        name must be one the workflow declares (`transactions=`)."""
+        workflow = self.user.workflow
+        if name not in workflow.transactions:
+            declared = ", ".join(map(repr, workflow.transactions)) or "none"
+            raise UndeclaredTransaction(f"transaction {name!r} is not declared by workflow {workflow.name} "
+                                        f"(declared: {declared})")
         return self.user.okapi.transaction(name)
 
     def think(self, low: float, high: float | None = None) -> None:
@@ -316,6 +332,7 @@ class _FolioTasks:
                 pause(user, user.backoff.after(UNREACHABLE))
                 return
             user.folioperf.target_watch.answered()
+            user.folioperf.iterations.complete()  # the workflow ran; FOLIO refused
             user.backoff.clear()
             return
         except RunStopped as exc:
@@ -326,17 +343,28 @@ class _FolioTasks:
             pause(user, IDLE_SECONDS)
         except Exception as exc:
             self.pools.release_all()
-            name = getattr(task, "__name__", type(task).__name__)
-            where = _where(exc)
-            user.environment.events.request.fire(
-                request_type=ERROR, name=user.user_group.label(f"{user.workflow.name} {name}"), response_time=None,
-                response_length=0,
-                exception=failure_message(f"{type(exc).__name__}: {exc}" + (f" ({where})" if where else "")),
-                context={}, response=None, start_time=None, url=None,
-            )
+            self._raised(task, exc)
             return
         user.folioperf.target_watch.answered()
+        user.folioperf.iterations.complete()
         user.backoff.clear()
+
+    def _raised(self, task: Any, exc: Exception) -> None:
+        """The workflow's bug: reported once (see the module docstring), then the user backs off."""
+        user = self.user
+        run = user.folioperf
+        module = getattr(task, "__module__", None)  # the workflow's: where in its code the exception came from
+        message = failure_message(raised(exc, module))
+        if getattr(exc, "folioperf_transaction", None) is None:  # else the transaction it escaped reported it
+            name = getattr(task, "__name__", type(task).__name__)
+            user.environment.events.request.fire(
+                request_type=ERROR, name=user.user_group.label(f"{user.workflow.name} {name}"), response_time=None,
+                response_length=0, exception=message, context={}, response=None, start_time=None, url=None,
+            )
+        if run.iterations.fail(user.environment.runner.user_count):
+            run.stop_run(f"the workflow cannot run: every iteration raised an exception, none completed "
+                         f"({run.iterations.raised}); stopping the run. The last: {message}", EXIT_FAILURES)
+        pause(user, user.backoff.after(raised_kind(type(exc).__name__, raised_at(exc, module))))
 
 
 class FolioTaskSet(_FolioTasks, TaskSet):

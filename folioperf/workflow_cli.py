@@ -43,9 +43,7 @@ def show(args: argparse.Namespace) -> int:
         lines.append(f"  rate:         {workflow.rate} for the whole run (open model; --rate overrides)")
     if workflow.spawn_rate:
         lines.append(f"  ramp-up:      {workflow.spawn_rate:g} users/s (one user every {1 / workflow.spawn_rate:g} s)")
-    lines.append("  pools:" + ("" if workflow.pools else "        -"))
-    width = max((len(name) for name in workflow.pools), default=0)
-    lines += [f"    {name:<{width}}  {mode}" for name, mode in workflow.pools.items()]
+    lines += _pools(workflow)
     lines.append("  options:" + ("" if workflow.options else "      -"))
     for option in workflow.options:
         choices = f" {{{','.join(map(str, option.choices))}}}" if option.choices else ""
@@ -55,6 +53,24 @@ def show(args: argparse.Namespace) -> int:
     lines += _pages(workflow, args.ui_release)
     print("\n".join(lines))
     return 0
+
+
+def _pools(workflow) -> list[str]:
+    """Its pools, their modes, and how they are drawn (folioperf.testdata)."""
+    if not workflow.pools:
+        return ["  pools:        -"]
+    draw = workflow.draw
+    how = ("from a pools file (--pools)" if draw is None else "drawn by queries" if not callable(draw)
+           else f"drawn by {draw.__module__}.{draw.__qualname__}()")
+    width = max(len(name) for name in workflow.pools)
+    modes = max(len(mode) for mode in workflow.pools.values())
+    lines = [f"  pools:        {how}"]
+    for name, mode in workflow.pools.items():
+        query = draw[name] if draw is not None and not callable(draw) else None
+        forms = "" if query is None else ", ".join(f for f, q in (("SQL", query.sql), ("CQL", query.cql)) if q)
+        of = "" if query is None else f"  {query.kind}" + (f" ({forms})" if forms else " (all)")
+        lines.append(f"    {name:<{width}}  {mode:<{modes}}{of}".rstrip())
+    return lines
 
 
 def _wrapped(text: str, first: str, rest: str, width: int = 80) -> list[str]:

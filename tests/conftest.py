@@ -19,13 +19,20 @@ from folioperf.pytest_plugin import drop_test_database
 from folioperf.seed.vocabulary import CACHE_DIR_ENV
 
 # The programs pip cannot install, each with the Debian package that has it. A test that needs one takes the
-# fixture of that name (its path). Before the tests run, the missing ones are installed with apt-get when
-# running as root, or the run stops and says what to install: never a silent skip.
-SYSTEM_PROGRAMS = {"chromium": "chromium", "prometheus": "prometheus"}
+# fixture of that name, dashes as underscores (its path). Before the tests run, the missing ones are installed
+# with apt-get when running as root, or the run stops and says what to install: never a silent skip.
+SYSTEM_PROGRAMS = {"chromium": "chromium", "prometheus": "prometheus", "promtool": "prometheus",
+                   "prometheus-node-exporter": "prometheus-node-exporter",
+                   "prometheus-postgres-exporter": "prometheus-postgres-exporter"}
+
+
+def _fixture_name(program: str) -> str:
+    return program.replace("-", "_")
 
 
 def _missing(items: list[pytest.Item]) -> list[str]:
-    needed = {name for item in items for name in SYSTEM_PROGRAMS if name in getattr(item, "fixturenames", ())}
+    needed = {name for item in items for name in SYSTEM_PROGRAMS
+              if _fixture_name(name) in getattr(item, "fixturenames", ())}
     return sorted(name for name in needed if shutil.which(name) is None)
 
 
@@ -155,7 +162,7 @@ def _install_missing_programs(config: pytest.Config, items: list[pytest.Item]) -
         missing = _missing(items)
         if not missing:
             return
-        packages = [SYSTEM_PROGRAMS[name] for name in missing]
+        packages = sorted({SYSTEM_PROGRAMS[name] for name in missing})
         command = f"apt-get install -y {' '.join(packages)}"
         if shutil.which("apt-get") is None:
             pytest.exit(f"the tests need {', '.join(missing)}, which pip cannot install: install the Debian "
@@ -174,7 +181,7 @@ def _install_missing_programs(config: pytest.Config, items: list[pytest.Item]) -
 
 
 def _program(name: str):
-    @pytest.fixture(scope="session", name=name)
+    @pytest.fixture(scope="session", name=_fixture_name(name))
     def program() -> str:
         path = shutil.which(name)
         assert path is not None, f"{name} should have been installed before the tests ran"
@@ -184,7 +191,7 @@ def _program(name: str):
 
 
 for _name in SYSTEM_PROGRAMS:
-    globals()[_name] = _program(_name)
+    globals()[_fixture_name(_name)] = _program(_name)
 
 
 @pytest.fixture(scope="session")

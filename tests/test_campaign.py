@@ -27,6 +27,10 @@ def test_a_campaign_of_one_and_two_users_writes_one_combined_report(run_dsn, tmp
     assert header.startswith("| Transaction | 1 user Average | 1 user 50th | 1 user 75th | 1 user 95th | 2 users Average")
     assert "| Browse |" in report
     assert "mod_users" in report  # the database section: the sandbox's real statements
+    # the servers per user count: the sandbox's CPU and memory, its PostgreSQL's CPU and connections
+    assert "| Users | Module | Average | Maximum |" in report
+    assert re.search(r"^\| 1 user \| sandbox \| [\d.,]+ \| [\d.,]+ \|$", report, re.M)
+    assert re.search(r"^\| 2 users \| postgresql \| [\d.,]+ \| [\d.,]+ \| [\d.,]+ \| [\d.,]+ \|$", report, re.M)
     html = (campaign / "report.html").read_text()
     assert "<img" in html and "Browse" in html
     # each run's Locust report has a name of its own; the campaign says where its reports are

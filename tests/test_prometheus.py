@@ -305,17 +305,20 @@ def test_the_rate_status_is_the_runs(rate, missed, folio_sandbox, tmp_path):
 # -- a real Prometheus scraping a 2-worker run of a real workflow -----------------------------------------------
 
 class PrometheusServer:
-    """Debian's Prometheus, started here with a config of our own: every 1 s it scrapes `target`."""
+    """Debian's Prometheus, started here with a config of our own: every 1 s it scrapes `target` (job folioperf),
+    or each job's target of a {job: target} mapping, or nothing; its TSDB in `tsdb` (default: directory/tsdb)."""
 
-    def __init__(self, program: str, target: str, directory: Path) -> None:
+    def __init__(self, program: str, target: str | dict[str, str], directory: Path, tsdb: Path | None = None) -> None:
+        jobs = {"folioperf": target} if isinstance(target, str) else target
         config = directory / "prometheus.yml"
-        config.write_text("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n"
-                          f"  - job_name: folioperf\n    static_configs:\n      - targets: ['{target}']\n")
+        config.write_text("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n" + "".join(
+            f"  - job_name: {job}\n    static_configs:\n      - targets: ['{address}']\n"
+            for job, address in jobs.items()) if jobs else "global:\n  scrape_interval: 1s\n")
         self.url = f"http://127.0.0.1:{free_port()}"
         self.log = directory / "prometheus.log"
         with open(self.log, "wb") as log:
             self.process = subprocess.Popen(
-                [program, f"--config.file={config}", f"--storage.tsdb.path={directory / 'tsdb'}",
+                [program, f"--config.file={config}", f"--storage.tsdb.path={tsdb or directory / 'tsdb'}",
                  f"--web.listen-address={self.url.removeprefix('http://')}"], stdout=log, stderr=subprocess.STDOUT)
         wait_for(self.ready, "Prometheus to be ready", timeout=60)
 

@@ -15,6 +15,8 @@ PUBLIC = {
     "__version__",
     # writing a workflow
     "Workflow", "Option", "FolioUser", "FolioTaskSet", "FolioSequentialTaskSet", "task",
+    # a workflow's test data
+    "Records", "TestData",
     # talking to FOLIO
     "Okapi", "Credentials", "Logins", "CallFailed", "LoginFailed",
 }
@@ -40,6 +42,7 @@ def test_every_export_resolves_and_import_stays_light():
         "Workflow": "folioperf.workflow", "Option": "folioperf.workflow", "FolioUser": "folioperf.workflow",
         "FolioTaskSet": "folioperf.workflow", "FolioSequentialTaskSet": "folioperf.workflow",
         "task": "locust.user.task",  # Locust's own decorator, so one import line serves a workflow
+        "Records": "folioperf.testdata", "TestData": "folioperf.testdata",
         "Okapi": "folioperf.okapi", "Credentials": "folioperf.auth", "Logins": "folioperf.auth",
         "CallFailed": "folioperf.errors", "LoginFailed": "folioperf.auth",
     }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import uuid
@@ -172,6 +173,26 @@ def test_bad_input_is_one_line_and_exit_2(args, message, tmp_path):
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert message in proc.stderr
     assert "Traceback" not in proc.stderr + proc.stdout
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_workflow_whose_test_data_cannot_be_drawn_is_refused_before_anything_starts(tmp_path):
+    """Before, a file workflow ran the sandbox and seeded its dataset, then failed for want of a pools file."""
+    undrawn = run([str(WORKFLOWS / "cico.py"), "--users", "1", "--results", "out"], tmp_path, timeout=60)
+    assert undrawn.returncode == 2, undrawn.stdout + undrawn.stderr
+    assert undrawn.stderr == ("folioperf: error: workflow test-cico needs test data (pools users, available_items, "
+                              "checked_out_items, service_points) but does not say how to draw it (Workflow(draw=...)): "
+                              "give --pools FILE\n")
+    sql_only = tmp_path / "sql_only.py"
+    shutil.copy(WORKFLOWS / "events.py", tmp_path)  # browse.py's instrumentation, beside it
+    sql_only.write_text((WORKFLOWS / "browse.py").read_text().replace(
+        'Records("patron_groups", fields=("id", "group"))',
+        'Records("patron_groups", fields=("id", "group"), sql="r.jsonb->>\'group\' <> \'staff\'")'))
+    through_api = run([str(sql_only), "--users", "1", "--okapi-url", "http://127.0.0.1:9", "--results", "out"], tmp_path,
+                      timeout=60)
+    assert (through_api.returncode, through_api.stderr) == (2, (
+        "folioperf: error: pool groups of workflow browse is drawn with SQL only: give --db DSN (the database of your "
+        "FOLIO) or --pools FILE\n"))
     assert not (tmp_path / "out").exists()
 
 

@@ -52,7 +52,8 @@ def test_describes_a_workflow_file():
     out = result.stdout.splitlines()
     assert out[0] == "tickets: Use each ticket once (test workflow)"
     assert "  dataset:      tickets" in out and "  transactions: Use ticket" in out
-    assert out[out.index("  pools:") + 1:out.index("  pools:") + 3] == ["    tickets  once", "    groups   shared"]
+    at = out.index("  pools:        from a pools file (--pools)")
+    assert out[at + 1:at + 3] == ["    tickets  once", "    groups   shared"]
 
 
 def test_unknown_workflow_and_bad_files_are_one_line_errors(tmp_path):

@@ -13,6 +13,10 @@ service points the check-in page lists (the plans' extractor takes a random matc
 transit" to their location's desk. A checked-out item moves into the pool `checked_out_items` and back into
 `available_items` when it is checked in.
 
+Its test data: the cico dataset's patrons without loans, and its items at the locations the check-out desk
+serves (the primary service point of the dataset's first location), available or on loan, so that a check-in
+there makes them Available again.
+
     locust -f workflows/check_in_check_out.py --headless -u 8 -r 1 -t 30m --pools cico-pools.json --ui-release lotus
 """
 
@@ -22,7 +26,7 @@ import random
 import uuid
 from datetime import datetime, timezone
 
-from folioperf import FolioTaskSet, FolioUser, Option, Workflow, task
+from folioperf import FolioTaskSet, FolioUser, Option, TestData, Workflow, task
 from folioperf.errors import FolioperfError
 from folioperf.page import run
 from folioperf.workflows.cico_pages import CHECK_IN, CHECK_OUT, NEWEST
@@ -133,6 +137,18 @@ def _service_point(response, ctx: dict) -> None:
     ctx["service_point"] = random.choice(ids) if ids else NOT_FOUND
 
 
+def draw(data: TestData) -> dict[str, list[dict]]:
+    desk = data.checkin_service_point()
+    served = [l["id"] for l in data.locations()
+              if desk["id"] in (l.get("servicePointIds") or []) or l.get("primaryServicePoint") == desk["id"]]
+    return {
+        "users": data.patrons("borrowing", open_loans=0),
+        "available_items": data.items("Available", locations=sorted(served), no_open_requests=True),
+        "checked_out_items": data.items("Checked out", locations=sorted(served), open_loan=True),
+        "service_points": [desk],
+    }
+
+
 def _one_plan(options) -> None:
     if options.ptf_plan == "master" and options.ui_release != "orchid":
         raise FolioperfError(f"--ptf-plan master drives the Orchid pages, as the master plan's CICO group does: "
@@ -146,6 +162,7 @@ workflow = Workflow(
     dataset="cico",
     pools={"users": "shared", "available_items": "exclusive", "checked_out_items": "exclusive",
            "service_points": "shared"},
+    draw=draw,
     transactions=("Check-out", "Check-in"),
     browser=True,
     pages={"Check-out": CHECK_OUT, "Check-in": CHECK_IN},

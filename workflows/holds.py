@@ -1,4 +1,4 @@
-"""Placing holds (PTF report 001, `api-scripts/request/place-holds/`; folio-api.md §3.4), one call per
+"""Placing holds (PTF report 001, `api-scripts/request/place-holds/`; docs/folio.md §3.4), one call per
 iteration, three variants (`--variant`):
 
 - `patron` (default): the discovery layer's (EDS) instance hold through mod-patron,
@@ -12,7 +12,8 @@ first, then PTF's 3 s pause (times --think-time), then the request:
 its `requestDate` is about 3 s old, `yyyy-MM-ddTHH:mm:ss.SSSZ` in UTC, and an instance or item request
 expires at that very date (`requestExpirationDate` = `requestDate`). The pause is a plain number in the plans:
 JMeter waited it as written. Users start one per 10 s as PTF's
-ramp-up (8 users in 80 s).
+ramp-up (8 users in 80 s). Its test data: patrons without open requests nor a manual block on requests,
+requestable instances, available items without requests, and the pickup service points.
 
     locust -f workflows/holds.py --headless -u 8 -r 0.1 -t 30m --pools holds-pools.json --variant instance
 """
@@ -21,7 +22,7 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from folioperf import FolioTaskSet, FolioUser, Option, Workflow, task
+from folioperf import FolioTaskSet, FolioUser, Option, TestData, Workflow, task
 from folioperf.page import constant
 
 VARIANTS = ("patron", "instance", "item")
@@ -60,12 +61,23 @@ class PlaceHold(FolioTaskSet):
                     "requestExpirationDate": date, "pickupServicePointId": pickup})
 
 
+def draw(data: TestData) -> dict[str, list[dict]]:
+    pickups = sorted((s for s in data.service_points() if s.get("pickupLocation") is True), key=lambda s: s["name"])
+    return {
+        "requesters": data.patrons("requests", no_open_requests=True),
+        "instances": data.instances(requestable=True),
+        "items": data.items("Available", no_open_requests=True, with_instance=True),
+        "pickup_service_points": [{"id": s["id"], "name": s["name"]} for s in pickups],
+    }
+
+
 workflow = Workflow(
     name="holds",
     description="Place holds: mod-patron instance holds, instance- or item-level requests (PTF placing holds)",
     taskset=PlaceHold,
     dataset="holds",
     pools={"requesters": "shared", "instances": "once", "items": "once", "pickup_service_points": "shared"},
+    draw=draw,
     transactions=("Place hold",),
     headers=lambda options: PLAN_HEADERS,
     spawn_rate=0.1,

@@ -15,8 +15,8 @@ samples JMeter counts and a throughput timer paces.
 browser headers, and a failed renewal ends the iteration there ("start next thread loop": the borrower's other
 loans and the last listing are skipped).
 
-`--loans-per-user 10|50|100|200` picks the borrowers of one group of the renewals dataset, so one run
-reproduces one row of the report's table. PTF runs the loop back to back, without think time. Each virtual
+`--loans-per-user 10|50|100|200` picks the borrowers of one group of the renewals dataset (patrons with exactly
+that many open loans and no manual block on renewals), so one run reproduces one row of the report's table. PTF runs the loop back to back, without think time. Each virtual
 user holds its borrower for the iteration, so no two users renew the same loans at once.
 
     locust -f workflows/renew.py --headless -u 2 -r 1 -t 30m --pools renewals-pools.json --loans-per-user 50
@@ -28,7 +28,7 @@ import uuid
 
 from contextlib import nullcontext
 
-from folioperf import FolioTaskSet, FolioUser, Option, Workflow, task
+from folioperf import FolioTaskSet, FolioUser, Option, TestData, Workflow, task
 from folioperf.errors import CallFailed
 from folioperf.workflows.master_plan import MASTER_HEADERS
 
@@ -65,12 +65,17 @@ class RenewAllLoans(FolioTaskSet):
         self.pools.release(borrower)
 
 
+def draw(data: TestData) -> dict[str, list[dict]]:
+    return {f"loan_users_{n}": data.patrons("renewals", open_loans=n) for n in GROUPS}
+
+
 workflow = Workflow(
     name="renew",
     description="Renew all loans of a borrower by barcode (PTF loan renewal)",
     taskset=RenewAllLoans,
     dataset="renewals",
     pools={f"loan_users_{n}": "exclusive" for n in GROUPS},
+    draw=draw,
     transactions=("Renew all loans", "Renew loans"),
     headers=lambda options: MASTER_HEADERS if options.ptf_plan == "master" else PLAN_HEADERS,
     options=(Option("loans-per-user", default=10, type=int, choices=GROUPS,

@@ -1,4 +1,4 @@
-"""Retrieving instances and holdings (PTF RIH, report 003; folio-api.md §3.5): an instance's SRS MARC record
+"""Retrieving instances and holdings (PTF RIH, report 003; docs/folio.md §3.5): an instance's SRS MARC record
 by HRID, then its holdings, with no think time.
 
 An open model, as PTF paces RIH with a shared ConstantThroughputTimer: iterations start at 3/s for the whole
@@ -15,7 +15,7 @@ which sends the instance's HRID; the stand-alone plan sends the instance UUID as
 
 from __future__ import annotations
 
-from folioperf import FolioTaskSet, FolioUser, Workflow, task
+from folioperf import FolioTaskSet, FolioUser, Records, Workflow, task
 from folioperf.workflows.master_plan import MASTER_HEADERS
 
 
@@ -34,6 +34,8 @@ workflow = Workflow(
     taskset=RetrieveInstanceAndHoldings,
     dataset="rih",
     pools={"instances": "shared"},
+    draw={"instances": Records("instances", fields=("id", "hrid"), sql="r.jsonb->>'source' = 'MARC'",
+                               cql='source=="MARC"')},  # those with a MARC record (FOLIO gives each an HRID)
     transactions=("Retrieve instance and holdings",),
     rate="3/s",
     headers=lambda options: MASTER_HEADERS,

@@ -27,6 +27,8 @@ from folioperf.errors import FolioperfError
 from folioperf.report.document import Cell, Chart, Document, Section, Series, Table
 from folioperf.report.formats import fmt_duration, fmt_run_length, fmt_time, unit_name
 from folioperf.report.modules import module_stats, traced_rows
+from folioperf.report.servers import TABLES as SERVER_TABLES
+from folioperf.report.servers import figures, fmt_value, metric_title, unit_of
 from folioperf.report.runs import (
     TRANSACTION,
     Group,
@@ -359,6 +361,9 @@ def build_comparison(cmp: Comparison, unit: str = "s", slow_threshold_ms: float 
     modules = modules_comparison(cmp, unit)
     if modules is not None:
         doc.sections.append(modules)
+    servers = servers_comparison(cmp)
+    if servers is not None:
+        doc.sections.append(servers)
     doc.sections.append(Section("Throughput and failures", tables=[throughput_comparison(cmp)]))
     return doc
 
@@ -392,6 +397,36 @@ def modules_comparison(cmp: Comparison, unit: str) -> Section | None:
                           Delta(b.average, n.average, margin=cmp.margin).cell() if b and n else "–"]
             table.add(*cells)
         section.tables.append(table)
+    return section
+
+
+def servers_comparison(cmp: Comparison) -> Section | None:
+    """Each module's, database's and host's average over the run per user count on both sides (folioperf.servers),
+    and its delta, so a regression in response times can be set beside what the servers spent."""
+    runs = cmp.base_runs + cmp.new_runs
+    if not any(r.server for r in runs):
+        return None
+    section = Section("Servers")
+    section.paragraphs.append(
+        f"The average over each run (for the database's freeable memory: what the run consumed); Delta % = "
+        f"({cmp.base_label} − {cmp.new_label}) / {cmp.base_label}, positive when {cmp.new_label} spends less; "
+        f"≈ marks changes within ±{cmp.margin:g} %.")
+    for title, column, metrics in SERVER_TABLES:
+        for metric in metrics:
+            if not any(r.server and metric in r.server.metrics() for r in runs):
+                continue
+            name = (f"{title} ({unit_of(runs, metric)})" if len(metrics) == 1
+                    else f"{title}: {metric_title(metric, runs)}")
+            table = Table(name, ["Users", column, cmp.base_label, cmp.new_label, "Delta"], stub=2)
+            for pair in cmp.pairs:
+                base, new = figures(pair.base, metric), figures(pair.new, metric)
+                for subject in sorted(set(base) | set(new)):
+                    b, n = (None if f is None else f.consumed if metric == "db_freeable_memory_mb" else f.avg
+                            for f in (base.get(subject), new.get(subject)))
+                    table.add(pair.header, subject, "–" if b is None else fmt_value(b, metric),
+                              "–" if n is None else fmt_value(n, metric),
+                              Delta(b, n, margin=cmp.margin).cell() if b is not None and n is not None else "–")
+            section.tables.append(table)
     return section
 
 

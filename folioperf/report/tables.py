@@ -22,6 +22,7 @@ from folioperf.report.formats import (
     unit_name,
 )
 from folioperf.report.modules import modules_section
+from folioperf.report.servers import servers_section
 from folioperf.report.runs import (
     SCHEDULED,
     SCRIPT,
@@ -103,6 +104,7 @@ def build_report(runs: list[Results], unit: str = "s", slow_threshold_ms: float 
             section.tables.append(hourly_table(run, _run_label(group, run), unit))
         doc.sections.append(section)
 
+    doc.sections.append(servers_section(groups))
     doc.sections.append(database_section(groups, unit))
     return doc
 
@@ -450,7 +452,7 @@ def database_section(groups: list[Group], unit: str) -> Section:
     dbs = [(g, db) for g, db in dbs if db]
     if not dbs:
         section.paragraphs.append("No database observations: these runs were made without a database DSN.")
-        section.tables.append(host_table(groups, []))
+        section.tables.append(host_table(groups))
         return section
     notes = sorted({db["statements"]["note"] for _, db in dbs if db["statements"].get("note")})
     section.paragraphs += notes
@@ -464,7 +466,7 @@ def database_section(groups: list[Group], unit: str) -> Section:
         section.paragraphs.append("No table was scanned sequentially often enough, reading enough rows, to suspect "
                                   "a missing index.")
     section.tables.append(size_table(dbs))
-    section.tables.append(host_table(groups, dbs))
+    section.tables.append(host_table(groups))
     errors = sorted({e for _, db in dbs for e in db.get("errors") or []})
     section.paragraphs += [f"Database monitor: {e}" for e in errors]
     for g, db in dbs:
@@ -479,7 +481,7 @@ def database_section(groups: list[Group], unit: str) -> Section:
 
 def merge_db(dbs: list[dict]) -> dict | None:
     """One group's database observations; repeated runs add up (statements, scans, growth) or average
-    (connections, CPU)."""
+    (connections)."""
     if not dbs:
         return None
     if len(dbs) == 1:
@@ -511,7 +513,6 @@ def merge_db(dbs: list[dict]) -> dict | None:
 
     conns = [db["connections"] for db in dbs]
     states = sorted({s for c in conns for s in c["by_state"]})
-    hosts = [db["sandbox"] for db in dbs if db.get("sandbox")]
     return {
         "statements": {"available": all(db["statements"]["available"] for db in dbs),
                        "note": first["statements"].get("note"), "total_ms": total, "top": top[:TOP_QUERIES]},
@@ -521,8 +522,6 @@ def merge_db(dbs: list[dict]) -> dict | None:
         "seq_scans": sorted(scans.values(), key=lambda s: (not s["suspect"], -s["rows_read"])),
         "size": {k: sum(db["size"][k] for db in dbs) / (len(dbs) if k != "growth_bytes" else 1)
                  for k in ("before_bytes", "after_bytes", "growth_bytes")},
-        "sandbox": {"cpu_percent": avg_max([h["cpu_percent"] for h in hosts]),
-                    "memory_mb": avg_max([h["memory_mb"] for h in hosts])} if hosts else None,
         "errors": sorted({e for db in dbs for e in db.get("errors") or []}),
     }
 
@@ -586,25 +585,17 @@ def size_table(dbs: list[tuple[Group, dict]]) -> Table:
     return table
 
 
-def host_table(groups: list[Group], dbs: list[tuple[Group, dict]]) -> Table:
+def host_table(groups: list[Group]) -> Table:
     table = Table("CPU and memory", ["Process"] + ["Average", "Max"] * len(groups),
                   groups=[(group_header(g), 2) for g in groups])
-    hosts = {g.label: db.get("sandbox") for g, db in dbs}
-    if any(hosts.values()):
-        for label, key, fmt in (("Sandbox CPU %", "cpu_percent", "{:.0f}"),
-                                ("Sandbox memory (MB)", "memory_mb", "{:,.0f}")):
-            cells: list[Cell | str] = [label]
-            for g in groups:
-                h = hosts.get(g.label)
-                cells += [fmt.format(h[key]["avg"]), fmt.format(h[key]["max"])] if h else [MISSING, MISSING]
-            table.add(*cells)
-    cells = ["Load generator CPU %"]
+    cells: list[Cell | str] = ["Load generator CPU %"]
     for g in groups:
         peaks = [r.run.peak_cpu_percent or 0.0 for r in g.runs]
         style = "warn" if "cpu_saturated" in g.flags else ""
         cells += [MISSING, Cell(f"{max(peaks):.0f}", style)]
     table.add(*cells)
-    table.notes.append("CPU % is of one core (a process tree using two cores fully shows 200).")
+    table.notes.append("CPU % is of one core (a process using two cores fully shows 200); the servers' are in "
+                       "the Servers section.")
     return table
 
 

@@ -1,5 +1,5 @@
 """The sandbox's WSGI application: a gateway in front of the module endpoints, Okapi's (tenants, tokens,
-permissions, request ids, traces, CORS, FOLIO's gateway errors; folio-api.md §1) or, with `eureka`, Kong's and
+permissions, request ids, traces, CORS, FOLIO's gateway errors; docs/folio.md §1) or, with `eureka`, Kong's and
 the module sidecars' (eureka.py), answering as the modules of one FOLIO release (releases.py).
 
 One `Sandbox` per process. Its database pool is opened in `start()`, after the process has forked. It
@@ -59,7 +59,7 @@ log = logging.getLogger("folioperf.sandbox")
 
 PRINCIPAL_CACHE_SECONDS = 60.0  # mod-authtoken caches a user's permissions for 60 s (user.cache.seconds)
 REVOCATION_POLL_SECONDS = 0.5
-OKAPI_ACCESS_TTL, OKAPI_REFRESH_TTL = 600, 604_800  # mod-authtoken's defaults (folio-api.md §2.4)
+OKAPI_ACCESS_TTL, OKAPI_REFRESH_TTL = 600, 604_800  # mod-authtoken's defaults (docs/folio.md §2.4)
 
 
 @dataclass
@@ -377,7 +377,7 @@ class OkapiGateway:
                 trace.end(token)
 
     def _authorize(self, req: Request, permission: str) -> None:
-        """mod-authtoken's filter (folio-api.md §1.4)."""
+        """mod-authtoken's filter (docs/folio.md §1.4)."""
         sb = self.sandbox
         if req.token is None:
             raise HttpError(sb.settings.release.missing_token_status, f"Token missing, access requires permission: {permission}")

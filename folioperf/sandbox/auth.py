@@ -1,4 +1,4 @@
-"""mod-login, mod-authtoken and mod-users-bl as the sandbox serves them (folio-api.md §2), and the tokens of
+"""mod-login, mod-authtoken and mod-users-bl as the sandbox serves them (docs/folio.md §2), and the tokens of
 both platforms.
 
 On Okapi tokens are HS256 JWTs with mod-authtoken's claims (sub, user_id, tenant, type, iat, exp). On Eureka
@@ -96,7 +96,7 @@ class Tokens:
                            "user_id": user_id, "preferred_username": username})
         else:
             claims = {"sub": username, "user_id": user_id, "tenant": tenant, "iat": now}
-            if legacy:  # "legacy-access" tokens carry no exp (folio-api.md §2.1)
+            if legacy:  # "legacy-access" tokens carry no exp (docs/folio.md §2.1)
                 claims["type"] = "legacy-access"
             else:
                 claims.update(type="access", exp=now + self.access_ttl)

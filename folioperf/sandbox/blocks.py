@@ -1,5 +1,5 @@
 """Patron blocks: mod-feesfines' manual blocks and mod-patron-blocks' automated blocks
-(folio-api.md §4.8, §5.1 step 3, §5.3, §5.4), as the check-out, renewal and request rules consult them,
+(docs/folio.md §4.8, §5.1 step 3, §5.3, §5.4), as the check-out, renewal and request rules consult them,
 plus their endpoints.
 
 Automated blocks follow mod-patron-blocks' `ActionBlocks.byLimit`: the limits configured for the

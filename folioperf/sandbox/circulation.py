@@ -1,5 +1,5 @@
 """mod-circulation's loan endpoints: check-out, check-in and renewal by barcode (and renewal by id), and
-`/circulation/loans` with the read-only enrichment the UI shows (folio-api.md §3.1–§3.3, §4.1–§4.4, §5.1–§5.3).
+`/circulation/loans` with the read-only enrichment the UI shows (docs/folio.md §3.1–§3.3, §4.1–§4.4, §5.1–§5.3).
 `/loan-storage/loans` stays a plain RMB collection that bypasses every rule, as mod-circulation-storage does.
 
 Every state change is one transaction that first locks the item row, so concurrent check-outs, check-ins,
@@ -104,7 +104,7 @@ def _named(alias: str) -> str:
 def loans_view(conn: psycopg.Connection, tenant: str, where: sql.Composable, params: tuple,
                order_by: sql.Composable | None = None, limit: int = 1, offset: int = 0) -> list[dict]:
     """Loans as `/circulation/loans` shows them: the stored loan plus borrower, item, policy names,
-    service points, patron group at check-out and the fees still to pay (folio-api.md §4.2)."""
+    service points, patron group at check-out and the fees still to pay (docs/folio.md §4.2)."""
     circ, users, feesfines = f"{tenant}_mod_circulation_storage", f"{tenant}_mod_users", f"{tenant}_mod_feesfines"
     order = order_by if order_by is not None else sql.SQL("id")
     accounts = BY_NAME["accounts"]
@@ -231,7 +231,7 @@ def _item_limit_error(conn: psycopg.Connection, tenant: str, user: dict, item: d
 
 
 def check_out(req: Request) -> Response:
-    """POST /circulation/check-out-by-barcode: folio-api.md §5.1, checks in that order, errors collected."""
+    """POST /circulation/check-out-by-barcode: docs/folio.md §5.1, checks in that order, errors collected."""
     body = req.json()
     item_barcode, user_barcode = _text(body.get("itemBarcode")), _text(body.get("userBarcode"))
     service_point, proxy_barcode = _text(body.get("servicePointId")), _text(body.get("proxyUserBarcode"))
@@ -369,7 +369,7 @@ def _session(conn: psycopg.Connection, tenant: str, patron_id: str, loan_id: str
 
 # -- check-in -------------------------------------------------------------------------------------------
 def check_in(req: Request) -> Response:
-    """POST /circulation/check-in-by-barcode: folio-api.md §5.2."""
+    """POST /circulation/check-in-by-barcode: docs/folio.md §5.2."""
     body = req.json()
     barcode, service_point = _text(body.get("itemBarcode")), _text(body.get("servicePointId"))
     check_in_date = parse_date(body.get("checkInDate"))
@@ -480,7 +480,7 @@ def _staff_slip_context(item: dict, ref: lookups.Reference, service_point: str |
 
 # -- renewal --------------------------------------------------------------------------------------------
 def _renew(req: Request, by_barcode: bool) -> Response:
-    """POST /circulation/renew-by-barcode and /renew-by-id: folio-api.md §4.4, §5.3."""
+    """POST /circulation/renew-by-barcode and /renew-by-id: docs/folio.md §4.4, §5.3."""
     body = req.json()
     tenant, actor = req.tenant, req.user_id
     if by_barcode:
@@ -504,7 +504,7 @@ def _renew(req: Request, by_barcode: bool) -> Response:
                 raise Unprocessable([error(f"No item with ID {item_key} exists", itemId=item_key)], pretty=True)
         state = request_queue.item_context(conn, tenant, item)
         loan, queue = state.loan, state.queue
-        if loan is None:  # FOLIO uses this message for "none" as well as "more than one" (folio-api.md §4.4, §9.5)
+        if loan is None:  # FOLIO uses this message for "none" as well as "more than one" (docs/folio.md §4.4)
             raise HttpError(500, f"More than one open loan for item {item.get('barcode')}", TEXT)
         user, manual, has_limits = blocks.user_and_blocks(conn, tenant, user_id=loan.get("userId"))
         if user is None:

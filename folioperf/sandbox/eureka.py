@@ -1,4 +1,4 @@
-"""Eureka as the sandbox serves it (`folioperf sandbox start --eureka`, folio-api.md §2.6): Kong in front, a
+"""Eureka as the sandbox serves it (`folioperf sandbox start --eureka`, docs/folio.md §2.6): Kong in front, a
 folio-module-sidecar in front of each module, Keycloak's tokens, mod-login-keycloak and mod-users-keycloak,
 and the manager components that tell which applications a tenant runs. The modules behind behave as on Okapi.
 

@@ -1,5 +1,5 @@
 """What the circulation endpoints share: equality predicates in RMB's index expressions (so PostgreSQL
-uses the same indexes a real FOLIO database has, folio-api.md §6), item locking, dates in
+uses the same indexes a real FOLIO database has, docs/folio.md §6), item locking, dates in
 mod-circulation's format, and the cache of the small reference tables every check-out and check-in
 consults (locations, service points, policies, fixed due date schedules, circulation rules), which the
 sandbox keeps one of per process (`References`).
@@ -214,7 +214,7 @@ class Reference:
     rules_record: dict = field(default_factory=dict)
 
     def facts(self, item: dict, patron_group: str | None) -> dict[str, str | None]:
-        """The circulation-rules criteria of an item and a patron group (folio-api.md §5.1 step 9)."""
+        """The circulation-rules criteria of an item and a patron group (docs/folio.md §5.1 step 9)."""
         location_id = item_location_id(item)
         location = self.locations.get(location_id or "", {})
         return {

@@ -1,4 +1,4 @@
-"""What the check-out and check-in pages read besides the circulation endpoints (folio-api.md §3.1, §3.2,
+"""What the check-out and check-in pages read besides the circulation endpoints (docs/folio.md §3.1, §3.2,
 §8): fees/fines accounts, staff slips, cancellation reasons (plain RMB collections) and mod-notes' note
 links for a user."""
 

@@ -1,4 +1,4 @@
-"""mod-patron, the discovery-layer API (folio-api.md §4.7): holds on an instance or an item and a patron's
+"""mod-patron, the discovery-layer API (docs/folio.md §4.7): holds on an instance or an item and a patron's
 account. It forwards to the same request logic `/circulation/requests[/instances]` runs, inside the
 sandbox instead of over HTTP, and answers with mod-patron's own shapes. Its error mapping: a downstream
 422 passes through as `{"errors": [...]}`, a downstream 400 becomes 500 text, 404 passes through as text;

@@ -1,5 +1,5 @@
 """Loan policy arithmetic (due dates for check-out, renewal and recall; mod-circulation
-`domain/policy/LoanPolicy.java`, folio-api.md §5.1 step 10, §5.3, §5.4), the policy storage endpoints, and
+`domain/policy/LoanPolicy.java`, docs/folio.md §5.1 step 10, §5.3, §5.4), the policy storage endpoints, and
 the circulation rules' endpoints (`/circulation/rules`, its policy lookups, `/circulation-rules-storage`).
 A write through any of them makes this process reload its reference data (lookups.References).
 

@@ -1,5 +1,5 @@
 """mod-circulation's requests: item-level requests, the instance-level request that picks an item, the
-per-item queue, and what check-out and check-in do to it (folio-api.md §3.4, §4.5, §4.6, §5.4).
+per-item queue, and what check-out and check-in do to it (docs/folio.md §3.4, §4.5, §4.6, §5.4).
 
 - Queue: the open requests of an item, positions 1..n. A new request goes to n+1; closing one removes its
   position and renumbers the rest in two steps (negative, then positive positions) so the unique
@@ -9,7 +9,7 @@ per-item queue, and what check-out and check-in do to it (folio-api.md §3.4, §
   (`holdrequested` / `recallrequested`); a Recall shortens the due date to the recall return interval,
   never before the minimum guaranteed loan period.
 - Fulfilment preference: both spellings are accepted in bodies (`fulfilmentPreference` until Poppy,
-  `fulfillmentPreference` since, §9.1); new requests are stored and answered with the current
+  `fulfillmentPreference` since, docs/folio.md §4.5); new requests are stored and answered with the current
   `fulfillmentPreference`, and records stored with the old spelling (PTF seed data) are read as well.
 - Title-level requests are off, as in the sandbox's TLR settings: `requestLevel` other than "Item" is
   refused; a body without `requestLevel` is an item-level request (the PTF bodies send none).
@@ -38,7 +38,7 @@ PREFERENCES = ("Hold Shelf", "Delivery")
 OPEN = ("Open - Not yet filled", "Open - Awaiting pickup", "Open - In transit", "Open - Awaiting delivery")
 CLOSED = ("Closed - Filled", "Closed - Cancelled", "Closed - Unfilled", "Closed - Pickup expired")
 _BEING_FULFILLED = ("Checked out", "Awaiting pickup", "Awaiting delivery", "In transit", "Paged", "On order", "In process", "Restricted")
-ALLOWED_STATUSES = {  # RequestTypeItemStatusWhiteList (folio-api.md §5.4)
+ALLOWED_STATUSES = {  # RequestTypeItemStatusWhiteList (docs/folio.md §5.4)
     "Page": ("Available", "Restricted"),
     "Hold": _BEING_FULFILLED + ("Missing", None),
     "Recall": _BEING_FULFILLED,
@@ -107,7 +107,7 @@ def close_request(conn: psycopg.Connection, tenant: str, request: dict, status: 
 
 def on_check_in(conn: psycopg.Connection, tenant: str, ref: lookups.Reference, first: dict, service_point: str,
                 actor: str | None) -> dict:
-    """What a check-in does to the first request of the queue (folio-api.md §5.2); returns it updated."""
+    """What a check-in does to the first request of the queue (docs/folio.md §5.2); returns it updated."""
     if preference(first) == "Delivery":
         patch: dict = {"status": "Open - Awaiting delivery"}
     elif first.get("pickupServicePointId") == service_point:
@@ -328,7 +328,7 @@ def _instance_items(conn: psycopg.Connection, tenant: str, instance_id: str) -> 
 
 def create_instance_request(conn: psycopg.Connection, references: lookups.References, tenant: str, body: dict,
                             actor: str | None) -> str:
-    """POST /circulation/requests/instances with TLR off (folio-api.md §4.6, §5.4): order the instance's
+    """POST /circulation/requests/instances with TLR off (docs/folio.md §4.6, §5.4): order the instance's
     items, try Page, Recall, Hold on each, keep the first that succeeds; else 422 with every error."""
     errors = []
     if not body.get("requestDate"):

@@ -1,4 +1,4 @@
-"""mod-source-record-storage (folio-api.md §3.5 RIH, §4.8, §6): `GET /source-storage/source-records`,
+"""mod-source-record-storage (docs/folio.md §3.5 RIH, §4.8, §6): `GET /source-storage/source-records`,
 `GET /source-storage/records/{id}/formatted`, and the new generation of a record that a quickMARC edit writes
 (quickmarc.py), over its relational tables (records_lb, raw_records_lb, marc_records_lb) rather than RMB jsonb
 tables. Records are MARC_BIB (an instance's), MARC_AUTHORITY (an authority's) or MARC_HOLDING; their

@@ -1,5 +1,5 @@
 """RMB-style storage: collection GETs with CQL, record GET/POST/PUT/DELETE, and FOLIO's status codes and
-error bodies for them (folio-api.md §1.5, §1.6). Other sandbox modules reuse these helpers for their own
+error bodies for them (docs/folio.md §1.5, §1.6). Other sandbox modules reuse these helpers for their own
 storage endpoints and for reads inside their business rules.
 
 Writes go through the module's schema as RMB does (validation.py); reads add the schema's top-level

@@ -1,21 +1,19 @@
-"""`folioperf pools`: the data pools a workflow draws from, read from the tenant's database or APIs.
-
-The same questions are asked of either source, with the same answers (entries sorted by id):
+"""The sources a workflow's pools are drawn from (folioperf.testdata): a tenant's database or its APIs, asked
+the same questions with the same answers (entries sorted by id):
+- records of a kind matching a condition (`Records`: SQL for the database, CQL for the APIs);
 - patrons: active users of type patron with a barcode, not expired, without a manual block of the
   workflow's kind; optionally with no open loan, exactly N open loans, or no open request;
 - items with a status (and barcode), optionally at given locations, without open requests, or with
   an open loan;
 - instances with an HRID: requestable (they have items and neither they nor their items have open
   requests), or with an SRS MARC record (`source` MARC);
-- service points: the check-in/out desk and the pickup desks.
+- locations and service points, whole.
 
-The check-in/out desk is the primary service point of the dataset's first location when the tenant has
-that location, else of the location most of the first 1,000 available items are at; CICO's items are
-then the ones at locations that desk serves, so a check-in there makes them Available again. When the
-dataset is seeded in the tenant, pools hold only its records (a tenant may hold several datasets); on
-FOLIO data folioperf did not seed, they come from the whole tenant. A tenant holding other datasets
-folioperf seeded, but not this one, is refused (as `reset` refuses): their records are not this
-dataset's.
+When a workflow's dataset is seeded in the tenant, its pools hold only the dataset's records (a tenant may
+hold several datasets); on FOLIO data folioperf did not seed, they come from the whole tenant. A tenant
+holding other datasets folioperf seeded, but not this one, is refused (as `reset` refuses): their records are
+not this dataset's. `draw` draws the pools of the workflows of a run (or of `folioperf pools`) and splits
+those of a workflow several scenario groups run; `write` writes them as a pools file.
 """
 
 from __future__ import annotations
@@ -24,22 +22,25 @@ import json
 import os
 import tempfile
 from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date, datetime, timezone
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Callable, NamedTuple
 
 import psycopg
 from psycopg import sql
 
-from folioperf.errors import FolioperfError
-from folioperf.seed.dataset import WORKFLOW_DATASETS, Dataset
-from folioperf.seed.ids import IdRange
+from folioperf.errors import FolioperfError, raised
+from folioperf.pools import check_declared, split
+from folioperf.seed.dataset import Dataset
+from folioperf.seed.ids import Identities, IdRange
 from folioperf.seed import marker
 from folioperf.seed.layout import Layout
+from folioperf.testdata import Records, Source, TestData
 
 FORMAT = "folioperf-pools/1"
-LOCATION_SAMPLE = 1000
 BATCH = 50  # ids per `id==(a or b ...)` query
 
 
@@ -47,6 +48,7 @@ BATCH = 50  # ids per `id==(a or b ...)` query
 class Scope:
     """A seeded dataset's records: id ranges (database) and barcode/HRID prefixes (API)."""
 
+    ids: Identities
     users: IdRange
     items: IdRange
     instances: IdRange
@@ -57,32 +59,12 @@ class Scope:
     @classmethod
     def of(cls, ds: Dataset) -> Scope:
         ids = ds.ids
-        return cls(ids.of("user"), ids.of("item"), ids.of("instance"), ids.user_barcode_prefix, ids.item_barcode_prefix,
-                   ids.instance_hrid_prefix)
-
-
-class Source(Protocol):
-    name: str
-    tenant: str
-
-    def dataset_present(self, ds: Dataset) -> bool: ...
-    def seeded_datasets(self) -> list[str]: ...
-    def locations(self) -> list[dict]: ...
-    def service_points(self) -> list[dict]: ...
-    def available_item_locations(self, sample: int) -> list[str]: ...
-    def patrons(self, limit: int, scope: Scope | None, block: str, open_loans: int | None = None,
-                no_open_requests: bool = False) -> list[dict]: ...
-    def items(self, limit: int, scope: Scope | None, status: str, locations: list[str] | None = None,
-              no_open_requests: bool = False, open_loan: bool = False, with_instance: bool = False) -> list[dict]: ...
-    def instances(self, limit: int, scope: Scope | None, requestable: bool = False, marc: bool = False) -> list[dict]: ...
+        return cls(ids, ids.of("user"), ids.of("item"), ids.of("instance"), ids.user_barcode_prefix,
+                   ids.item_barcode_prefix, ids.instance_hrid_prefix)
 
 
 def _today() -> str:
     return date.today().isoformat()
-
-
-def _open_request(status: str | None) -> bool:
-    return (status or "").startswith("Open")
 
 
 # -- the database ------------------------------------------------------------------------------------
@@ -109,6 +91,50 @@ class DatabaseSource:
         rows = self.conn.execute(query, params).fetchall()
         self.conn.execute("SET LOCAL enable_nestloop TO DEFAULT")  # the server's or role's own setting again
         return rows
+
+    def _tables(self, text: str) -> sql.Composable:
+        """SQL written by a workflow, its `{table}` names resolved to the tenant's tables."""
+        try:
+            return sql.SQL(text).format(**{key: info.ident for key, info in self.layout.tables.items()})
+        except KeyError as exc:
+            raise FolioperfError(f"no table {exc.args[0]!r} in tenant {self.tenant} (tables: "
+                                 f"{', '.join(sorted(self.layout.tables))}); write {{{{ and }}}} for a brace") from None
+        except (IndexError, ValueError) as exc:
+            raise FolioperfError(f"cannot read the SQL {text!r}: {exc}") from None
+
+    def records(self, query: Records, limit: int, scope: Scope | None) -> list[dict]:
+        kind = query.record_kind
+        taken = [sql.SQL("r.id::text") if path == "id" else sql.SQL("r.jsonb #> {}").format(sql.Literal(path.split(".")))
+                 for path in query.fields.values()]
+        where: list[sql.Composable] = [sql.SQL("TRUE")]
+        if scope and kind.scope:
+            ids = scope.ids.of(kind.scope)
+            field = sql.SQL("r.id") if kind.scope_field == "id" else sql.SQL("r.jsonb->>{}").format(sql.Literal(kind.scope_field))
+            where.append(sql.SQL("{} BETWEEN {} AND {}").format(field, sql.Literal(ids.low), sql.Literal(ids.high)))
+        if query.sql:
+            where.append(sql.SQL("({})").format(self._tables(query.sql)))
+        statement = sql.SQL("SELECT {c} FROM {t} r WHERE {w} ORDER BY r.id{l}").format(
+            c=sql.SQL(", ").join(taken), t=self.t(kind.table), w=sql.SQL(" AND ").join(where),
+            l=sql.SQL(" LIMIT {}").format(sql.Literal(limit)) if limit else sql.SQL(""))
+        # no parameters: a workflow's `%` (LIKE 'Open%') is its own; hash joins for its bulk subqueries (_rows)
+        self.conn.execute("SET LOCAL enable_nestloop = off")
+        try:
+            rows = self.conn.execute(statement).fetchall()
+        except psycopg.Error as exc:
+            raise FolioperfError(f"the SQL of Records({query.kind!r}) failed: {str(exc).splitlines()[0]}") from None
+        finally:
+            self.conn.execute("SET LOCAL enable_nestloop TO DEFAULT")
+        keys = list(query.fields)
+        return [dict(zip(keys, row)) for row in rows]
+
+    def sql(self, query: str, params: Sequence[Any]) -> list[tuple]:
+        try:
+            return self.conn.execute(self._tables(query), list(params)).fetchall()
+        except psycopg.Error as exc:
+            raise FolioperfError(f"a workflow's SQL failed: {str(exc).splitlines()[0]}") from None
+
+    def cql(self, path: str, key: str, query: str) -> list[dict]:
+        raise FolioperfError("CQL is for the APIs")  # TestData says so first
 
     def dataset_present(self, ds: Dataset) -> bool:
         r = ds.ids.of("instance")
@@ -208,6 +234,18 @@ class DatabaseSource:
 
 
 # -- the APIs ----------------------------------------------------------------------------------------
+# id kind -> (field, Scope attribute): a CQL prefix that holds a dataset's records of that kind
+_NARROW = {"user": ("barcode", "user_barcodes"), "item": ("barcode", "item_barcodes"), "instance": ("hrid", "hrids")}
+
+
+def _path(record: dict, path: str) -> Any:
+    """The value at a dotted JSON path (None where the record has none), as the database's `#>` reads it."""
+    value: Any = record
+    for part in path.split("."):
+        value = value.get(part) if isinstance(value, dict) else None
+    return value
+
+
 class ApiSource:
     name = "api"
 
@@ -216,6 +254,28 @@ class ApiSource:
         self.tenant = reader.tenant
         self._loans: list[dict] | None = None
         self._requests: list[dict] | None = None
+
+    def records(self, query: Records, limit: int, scope: Scope | None) -> list[dict]:
+        kind = query.record_kind
+        clauses = [f"({query.cql})"] if query.cql else []
+        ids = scope.ids.of(kind.scope) if scope and kind.scope else None
+        if ids is not None and kind.scope_field == "id" and kind.scope in _NARROW:  # fewer pages than the whole tenant
+            field, attribute = _NARROW[kind.scope]
+            clauses.append(f'{field}=="{getattr(scope, attribute)}*"')
+        found = []
+        for record in self.api.iterate(kind.path, kind.key, " and ".join(clauses) or "cql.allRecords=1"):
+            if ids is not None and not ids.low <= str(record.get(kind.scope_field) or "") <= ids.high:
+                continue
+            found.append({key: _path(record, path) for key, path in query.fields.items()})
+            if len(found) == limit:
+                break
+        return found
+
+    def sql(self, query: str, params: Sequence[Any]) -> list[tuple]:
+        raise FolioperfError("SQL is for the database")  # TestData says so first
+
+    def cql(self, path: str, key: str, query: str) -> list[dict]:
+        return list(self.api.iterate(path, key, query))
 
     def dataset_present(self, ds: Dataset) -> bool:
         body = self.api.get("/instance-storage/instances", {"query": f'hrid=="{ds.ids.instance_hrid_prefix}*"', "limit": 0})
@@ -330,27 +390,20 @@ class ApiSource:
         return out[:limit] if limit else out
 
 
-# -- pools of a workflow -----------------------------------------------------------------------------
-def checkin_service_point(source: Source, ds: Dataset) -> dict:
-    locations = source.locations()
-    wanted = ds.used("locations")[0]
-    location = next((l for l in locations if l["id"] == wanted["id"]), None) or next(
-        (l for l in locations if l.get("name") == wanted["name"]), None)
-    if location is None:
-        common = Counter(source.available_item_locations(LOCATION_SAMPLE)).most_common(1)
-        if not common:
-            raise FolioperfError("no Available items in the tenant: nothing to check out (seed a dataset first)")
-        location = next((l for l in locations if l["id"] == common[0][0]), None)
-    sp_id = location.get("primaryServicePoint") if location else None
-    sp = next((s for s in source.service_points() if s["id"] == sp_id), None)
-    if sp is None:
-        raise FolioperfError(f"location {location.get('name') if location else '?'} has no primary service point")
-    return {"id": sp["id"], "name": sp["name"]}
+# -- the pools of a run ------------------------------------------------------------------------------
+class Unit(NamedTuple):
+    """Users that draw pools: `rename` names a pool as their group's (`CICO/users`), `dataset` their workflow's."""
+
+    rename: Callable[[str], str]
+    workflow: Any  # folioperf.workflow.Workflow
+    dataset: Dataset | None
 
 
-def scope_of(source: Source, ds: Dataset) -> Scope | None:
+def scope_of(source: Source, ds: Dataset | None) -> Scope | None:
     """The dataset's records when the tenant holds it; None (the whole tenant) when it holds no dataset
-    folioperf seeded; else the refusal `reset` gives."""
+    folioperf seeded (or the workflow has none); else the refusal `reset` gives."""
+    if ds is None:
+        return None
     if source.dataset_present(ds):
         return Scope.of(ds)
     seeded = source.seeded_datasets()
@@ -359,48 +412,39 @@ def scope_of(source: Source, ds: Dataset) -> Scope | None:
     return None
 
 
-def build(source: Source, ds: Dataset, workflow: str, limit: int) -> dict[str, list[dict]]:
-    scope = scope_of(source, ds)
-    if workflow == "check-in-check-out":
-        sp = checkin_service_point(source, ds)
-        served = sorted(l["id"] for l in source.locations()
-                        if sp["id"] in (l.get("servicePointIds") or []) or l.get("primaryServicePoint") == sp["id"])
-        return {
-            "users": source.patrons(limit, scope, "borrowing", open_loans=0),
-            "available_items": source.items(limit, scope, "Available", served, no_open_requests=True),
-            "checked_out_items": source.items(limit, scope, "Checked out", served, open_loan=True),
-            "service_points": [sp],
-        }
-    if workflow == "renew":
-        return {f"loan_users_{n}": source.patrons(limit, scope, "renewals", open_loans=n) for n in ds.counts.loans_per_user}
-    if workflow == "holds":
-        pickups = sorted((s for s in source.service_points() if s.get("pickupLocation") is True), key=lambda s: s["name"])
-        return {
-            "requesters": source.patrons(limit, scope, "requests", no_open_requests=True),
-            "instances": source.instances(limit, scope, requestable=True),
-            "items": source.items(limit, scope, "Available", no_open_requests=True, with_instance=True),
-            "pickup_service_points": [{"id": s["id"], "name": s["name"]} for s in pickups],
-        }
-    if workflow == "rih":
-        return {"instances": source.instances(limit, scope, marc=True)}
-    raise FolioperfError(f"unknown workflow {workflow!r}: workflows with pools are {', '.join(sorted(WORKFLOW_DATASETS))}")
+def draw(source: Source, units: Iterable[Unit], limit: int) -> dict[str, list[dict]]:
+    """The pools of `units`, each workflow's drawn once as it declares (folioperf.testdata) and checked: every
+    declared pool there, none empty. Units that run the same workflow split its pools (folioperf.pools.split)."""
+    by_workflow: dict[Any, list[Unit]] = {}
+    for unit in units:
+        by_workflow.setdefault(unit.workflow, []).append(unit)
+    pools: dict[str, list[dict]] = {}
+    for workflow, sharing in by_workflow.items():
+        ds = sharing[0].dataset
+        data = TestData(source, ds, scope_of(source, ds), limit)
+        try:
+            if callable(workflow.draw):
+                found = {name: list(entries) for name, entries in workflow.draw(data).items()}
+            else:
+                found = {name: data.records(query) for name, query in workflow.draw.items()}
+        except FolioperfError:
+            raise
+        except Exception as exc:  # the workflow's bug: one line, where in its code
+            raise FolioperfError(f"drawing the pools of workflow {workflow.name} failed: "
+                                 f"{raised(exc, getattr(workflow.draw, '__module__', None))}") from None
+        check_declared(found, workflow.pools, f"the draw of workflow {workflow.name}")
+        check(found, source.tenant, ds)
+        for unit, share in zip(sharing, split(found, workflow.pools, len(sharing))):
+            pools.update({unit.rename(name): entries for name, entries in share.items()})
+    return pools
 
 
-def workflow_of(ds: Dataset, workflow: str | None) -> str:
-    if workflow:
-        return workflow
-    for name, dataset in WORKFLOW_DATASETS.items():
-        if dataset == ds.name:
-            return name
-    raise FolioperfError(f"which workflow are the pools of dataset {ds.name} for? pass --workflow "
-                         f"({', '.join(sorted(WORKFLOW_DATASETS))})")
-
-
-def check(pools: dict[str, list[dict]], tenant: str, ds: Dataset) -> None:
+def check(pools: dict[str, list[dict]], tenant: str, ds: Dataset | None) -> None:
     empty = [name for name, entries in pools.items() if not entries]
     if empty:
-        raise FolioperfError(f"pool {empty[0]} is empty in tenant {tenant}: the tenant has no matching records "
-                             f"(seed them with `folioperf seed {ds.name}`, or run `folioperf reset {ds.name}` after a run)")
+        fix = (f" (seed them with `folioperf seed {ds.name}`, or run `folioperf reset {ds.name}` after a run)"
+               if ds is not None else "")
+        raise FolioperfError(f"pool {empty[0]} is empty in tenant {tenant}: the tenant has no matching records{fix}")
 
 
 def write(path: str, tenant: str, source: str, dataset: str | None, pools: dict[str, list[dict]]) -> None:
@@ -423,8 +467,9 @@ def write(path: str, tenant: str, source: str, dataset: str | None, pools: dict[
         raise
 
 
-def from_database(dsn: str, tenant: str, ds: Dataset, workflow: str, limit: int) -> dict[str, list[dict]]:
-    """The workflow's pools read from the tenant's database in one snapshot, so they agree with each other."""
+@contextmanager
+def database(dsn: str, tenant: str) -> Iterator[DatabaseSource]:
+    """The tenant's database as a source, read in one snapshot, so that the pools agree with each other."""
     from folioperf import db
     from folioperf.seed import layout as layout_mod
     from folioperf.seed.seeding import connect
@@ -433,4 +478,11 @@ def from_database(dsn: str, tenant: str, ds: Dataset, workflow: str, limit: int)
         layout = layout_mod.inspect(conn, tenant, db.redact(dsn))
         with conn.transaction():
             conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-            return build(DatabaseSource(conn, layout), ds, workflow, limit)
+            yield DatabaseSource(conn, layout)
+
+
+def api(url: str, tenant: str, username: str, password: str) -> ApiSource:
+    """The tenant's APIs as a source, logged in."""
+    from folioperf.seed.okapi_reader import OkapiReader
+
+    return ApiSource(OkapiReader(url, tenant, username, password))

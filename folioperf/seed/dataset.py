@@ -68,9 +68,6 @@ from folioperf.seed.ids import Identities
 BUILTIN_PACKAGE = "folioperf.datasets"
 DEFAULT_LOCALE = "en_US"
 
-# workflow → the dataset it draws from (until the workflow registry provides it)
-WORKFLOW_DATASETS = {"check-in-check-out": "cico", "renew": "renewals", "holds": "holds", "rih": "rih"}
-
 
 @dataclass(frozen=True)
 class RefType:
@@ -287,15 +284,6 @@ def load(spec: str) -> Dataset:
     )
     _check(dataset)
     return dataset
-
-
-def for_workflow(workflow: str) -> str:
-    try:
-        return WORKFLOW_DATASETS[workflow]
-    except KeyError:
-        raise FolioperfError(
-            f"unknown workflow {workflow!r}: workflows with a dataset are {', '.join(sorted(WORKFLOW_DATASETS))}"
-        ) from None
 
 
 def _read(path: Path) -> dict:

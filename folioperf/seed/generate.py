@@ -4,7 +4,7 @@ Shapes: users as mod-users stores them (PTF's `Users.sql`: patrons with barcodes
 addresses, preferred contact "002"); instances, holdings and items as mod-inventory-storage does; SRS
 records as mod-source-record-storage's relational tables (records_lb with `external_hrid`, raw ISO 2709
 MARC, parsed MARC JSON with the HRID in 001 and instance/record ids in 999 ff); loans, patron action
-sessions, audit_loan rows and requests as PTF's seed rows (folio-api.md §3.2).
+sessions, audit_loan rows and requests as PTF's seed rows (docs/folio.md §3.2).
 
 Realistic text comes from Faker: a vocabulary of names, streets, cities, words and publishers, drawn once
 per locale and seed and kept on disk (folioperf.seed.vocabulary), which records combine with `random.Random`

@@ -1,5 +1,5 @@
 """`folioperf reset`: put a dataset back the way `seed` left it, as PTF's restore scripts do between runs
-(folio-api.md §3.2: checkin-checkout-db-restore.sql, requests-db-restore.sql), then VACUUM ANALYZE.
+(docs/folio.md §3.2, §3.4: checkin-checkout-db-restore.sql, requests-db-restore.sql), then VACUUM ANALYZE.
 
 Scope: the dataset, not the tenant. PTF TRUNCATEs the circulation tables because its tenant holds one
 workload; a folioperf tenant may hold several datasets (and a real library's data), so reset deletes

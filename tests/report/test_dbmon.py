@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
@@ -43,10 +42,10 @@ def _wait_until(predicate, what: str, timeout: float = 20.0) -> None:
         time.sleep(0.05)
 
 
-def test_queries_scans_connections_size_and_process(scratch):
+def test_queries_scans_connections_and_size(scratch):
     with psycopg.connect(scratch, autocommit=True) as conn:
         conn.execute("CREATE EXTENSION pg_stat_statements")
-    monitor = DbMonitor(scratch, sandbox_pid=os.getpid(), interval=60)
+    monitor = DbMonitor(scratch, interval=60)
     monitor.start()
 
     with psycopg.connect(scratch, autocommit=True) as conn:
@@ -99,7 +98,6 @@ def test_queries_scans_connections_size_and_process(scratch):
     assert result["size"]["growth_bytes"] > 500_000
     assert result["size"]["tables"] == []
     assert result["size"]["note"] == "table sizes were not measured: a table was locked exclusively at a snapshot"
-    assert result["sandbox"]["memory_mb"]["max"] > 10 and result["sandbox"]["samples"] == 1
     assert result["errors"] == []
     json.dumps(result)  # db.json-ready
 
@@ -207,8 +205,7 @@ def test_running_statements_are_masked():
 
 
 def test_sandbox_queries_are_listed(folio_sandbox, admin_token):
-    monitor = DbMonitor(folio_sandbox.dsn, sandbox_pid=folio_sandbox.process.pid, interval=60,
-                        create_extension=True)
+    monitor = DbMonitor(folio_sandbox.dsn, interval=60, create_extension=True)
     monitor.start()
     headers = folio_sandbox.headers(admin_token)
     for barcode in ("no-such-1", "no-such-2", "no-such-3"):
@@ -219,4 +216,3 @@ def test_sandbox_queries_are_listed(folio_sandbox, admin_token):
     table = re.compile(rf'{folio_sandbox.tenant}_mod_users"?\."?users\b')
     users = [s for s in result["statements"]["top"] if table.search(s["query"])]
     assert users and sum(s["calls"] for s in users) >= 3
-    assert result["sandbox"]["processes"] >= 1 and result["sandbox"]["memory_mb"]["max"] > 10

@@ -45,7 +45,9 @@ def test_html_report_shows_its_charts(chromium, tmp_path):
 
     # self-contained: every image is an embedded PNG, nothing is fetched
     images = re.findall(r'<img src="data:image/png;base64,([^"]+)"', html)
-    assert len(images) == 8  # p95 per user count, 3 runs over time, 3 runs' throughput, DB connections
+    # p95 per user count, 3 runs over time, 3 runs' throughput, DB connections, and each run's servers: the
+    # sandbox's CPU and memory, its PostgreSQL's CPU and connections
+    assert len(images) == 8 + 3 * 4
     assert all(base64.b64decode(i)[:8] == b"\x89PNG\r\n\x1a\n" for i in images)
     assert not re.search(r'(src|href)="(https?:|//)', html)
 

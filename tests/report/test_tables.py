@@ -194,9 +194,38 @@ def test_database_section(campaign):
     assert campaign.table("Database size").row("1 user") == {"Users": "1 user", "Before": "100.0 MB",
                                                              "After": "105.0 MB", "Growth": "5.0 MB"}
     host = campaign.table("CPU and memory")
-    assert host.row("Sandbox CPU %") == {"Process": "Sandbox CPU %", "1 user Average": "45", "1 user Max": "80",
-                                         "5 users ⚠ Average": "–", "5 users ⚠ Max": "–"}
+    assert [r[0].text for r in host.rows] == ["Load generator CPU %"]  # the sandbox's are the Servers section's
     assert host.row("Load generator CPU %")["5 users ⚠ Max"] == "97"
+
+
+def test_servers_section_has_a_row_per_user_count_and_module(campaign):
+    cpu = campaign.table("Service CPU utilization (% of one core)")
+    assert cpu.columns == ["Users", "Module", "Average", "Maximum"]
+    # 5 users ran twice: the average of the runs' averages (60 and 90), the higher maximum
+    assert [[c.text for c in r] for r in cpu.rows] == [["1 user", "sandbox", "45", "80"],
+                                                      ["5 users ⚠", "sandbox", "75", "100"]]
+    assert [[c.text for c in r] for r in campaign.table("Service memory (MB)").rows] == [
+        ["1 user", "sandbox", "120", "130"], ["5 users ⚠", "sandbox", "230", "260"]]
+    database = campaign.table("Database")
+    assert database.flat_columns() == ["Users", "Database", "CPU (% of one core) Average", "CPU (% of one core) Maximum",
+                                       "Connections Average", "Connections Maximum"]
+    assert [[c.text for c in r] for r in database.rows] == [["1 user", "postgresql", "6.0", "8.0", "4", "5"],
+                                                           ["5 users ⚠", "postgresql", "28", "50", "9.5", "11"]]
+
+
+def test_results_written_before_server_metrics_show_the_sandbox_from_db_json(tmp_path):
+    old = tmp_path / "old"
+    shutil.copytree(RUN_1U, old)
+    for name in ("server-metrics.csv", "server-metrics.json"):
+        (old / name).unlink()
+    db = json.loads((old / "db.json").read_text())
+    db["sandbox"] = {"pid": 4242, "processes": 2, "samples": 3, "cpu_percent": {"avg": 45.0, "max": 80.0},
+                     "memory_mb": {"avg": 120.0, "max": 130.0}, "note": None,
+                     "series": {"t": [5.0, 10.0, 15.0], "cpu_percent": [10.0, 45.0, 80.0], "memory_mb": [110.0, 120.0, 130.0]}}
+    (old / "db.json").write_text(json.dumps(db))
+    doc = build_report(load_runs([old]))
+    assert [[c.text for c in r] for r in doc.table("Service CPU utilization (% of one core)").rows] == [
+        ["1 user", "sandbox", "45", "80"]]
 
 
 def test_runs_without_database_observations_say_so():

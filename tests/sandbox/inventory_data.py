@@ -1,5 +1,5 @@
 """Test data for the circulation tests, created through the sandbox's own storage APIs: users, instances,
-holdings and items with the sandbox's reference data, and the PTF request bodies (folio-api.md §3)."""
+holdings and items with the sandbox's reference data, and the PTF request bodies (docs/folio.md §3)."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ LOST_POLICY = "6af3134d-a50c-5171-b273-6b260f1b73b6"
 
 
 def ptf_time() -> str:
-    """JMeter's `yyyy-MM-dd'T'hh:mm:ss'Z'`: 12-hour clock, literal Z (folio-api.md §3.0)."""
+    """JMeter's `yyyy-MM-dd'T'hh:mm:ss'Z'`: 12-hour clock, literal Z (docs/folio.md §3.0)."""
     return time.strftime("%Y-%m-%dT%I:%M:%SZ", time.gmtime())
 
 
@@ -105,23 +105,23 @@ class Api:
         return self.get(f"/item-storage/items/{item_id}").json()["status"]["name"]
 
     def check_out(self, item: dict, user: dict, service_point: str = CIRC_DESK_1) -> requests.Response:
-        """PTF's check-out body exactly (folio-api.md §3.1 step 17)."""
+        """PTF's check-out body exactly (docs/folio.md §3.1 step 17)."""
         return self.post("/circulation/check-out-by-barcode", {
             "itemBarcode": item["barcode"], "userBarcode": user["barcode"], "loanDate": ptf_time(),
             "id": str(uuid.uuid4()), "servicePointId": service_point})
 
     def check_in(self, item: dict, service_point: str = CIRC_DESK_1) -> requests.Response:
-        """PTF's check-in body exactly (folio-api.md §3.2 step 7)."""
+        """PTF's check-in body exactly (docs/folio.md §3.2 step 7)."""
         return self.post("/circulation/check-in-by-barcode", {
             "servicePointId": service_point, "checkInDate": ptf_time(), "itemBarcode": item["barcode"], "id": str(uuid.uuid4())})
 
     def renew(self, item: dict, user: dict) -> requests.Response:
-        """PTF's renewal body exactly (folio-api.md §3.3 step 3)."""
+        """PTF's renewal body exactly (docs/folio.md §3.3 step 3)."""
         return self.post("/circulation/renew-by-barcode", {"itemBarcode": item["barcode"], "userBarcode": user["barcode"],
                                                            "id": str(uuid.uuid4())})
 
     def request(self, item: dict, user: dict, request_type: str, pickup: str = CIRC_DESK_1) -> requests.Response:
-        """PTF's item-level request body (folio-api.md §3.4 c), old `fulfilmentPreference` spelling."""
+        """PTF's item-level request body (docs/folio.md §3.4 c), old `fulfilmentPreference` spelling."""
         return self.post("/circulation/requests", {
             "requestDate": ptf_time(), "requesterId": user["id"], "requestType": request_type,
             "fulfilmentPreference": "Hold Shelf", "itemId": item["id"], "requestExpirationDate": "2099-12-31T00:00:00Z",

@@ -1,4 +1,4 @@
-"""mod-circulation's loan rules over HTTP (folio-api.md §5.1–§5.3): check-out, check-in, renewal, the
+"""mod-circulation's loan rules over HTTP (docs/folio.md §5.1–§5.3): check-out, check-in, renewal, the
 loans views, and the storage endpoint that bypasses them."""
 
 from __future__ import annotations

@@ -329,7 +329,7 @@ def test_relation_modifiers_are_ignored(conn):
     assert rows(conn, "users", '"barcode"=="abc"') == ["abc"]  # quoted index name
 
 
-# The queries FOLIO clients and the PTF scripts send (folio-api.md §3): all parse and run.
+# The queries FOLIO clients and the PTF scripts send (docs/folio.md §3): all parse and run.
 PTF_QUERIES = [
     ("users", '(barcode=="123" OR externalSystemId=="123" OR id=="123" OR username=="123")', ["123"]),
     ("users", '(barcode=="ext-1" OR externalSystemId=="ext-1" OR id=="ext-1" OR username=="ext-1")', ["abc"]),

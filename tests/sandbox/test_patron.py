@@ -1,4 +1,4 @@
-"""mod-patron over HTTP (folio-api.md §3.4 a, §4.7): holds on an instance or an item and a patron's
+"""mod-patron over HTTP (docs/folio.md §3.4 a, §4.7): holds on an instance or an item and a patron's
 account, in mod-patron's own shapes, with its path checks and error mapping."""
 
 from __future__ import annotations

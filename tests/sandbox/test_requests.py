@@ -1,4 +1,4 @@
-"""mod-circulation's requests over HTTP (folio-api.md §4.5, §4.6, §5.2, §5.4): request types per item
+"""mod-circulation's requests over HTTP (docs/folio.md §4.5, §4.6, §5.2, §5.4): request types per item
 status, duplicates, queue positions, what check-in and check-out do to the queue, instance-level requests,
 and the storage endpoint that bypasses the rules."""
 
@@ -64,7 +64,7 @@ def test_a_client_sent_id_and_unknown_fields_are_ignored(folio_sandbox, admin_to
 
 
 def test_ilr_body_with_item_barcode(folio_sandbox, admin_token):
-    """The ILR body: a Hold on a checked-out item, with item{barcode} besides itemId (folio-api.md §3.4)."""
+    """The ILR body: a Hold on a checked-out item, with item{barcode} besides itemId (docs/folio.md §3.4)."""
     api = _api(folio_sandbox, admin_token)
     item = api.item()
     api.check_out(item, api.user())

@@ -1,4 +1,4 @@
-"""FOLIO's invariants are enforced by PostgreSQL itself, as in a real FOLIO database (folio-api.md §6, §9.13)."""
+"""FOLIO's invariants are enforced by PostgreSQL itself, as in a real FOLIO database (docs/folio.md §6)."""
 
 from __future__ import annotations
 

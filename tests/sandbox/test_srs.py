@@ -1,4 +1,4 @@
-"""mod-source-record-storage reads over HTTP (folio-api.md §3.5 RIH, §4.8): source records by instance
+"""mod-source-record-storage reads over HTTP (docs/folio.md §3.5 RIH, §4.8): source records by instance
 HRID or id, in SRS's shapes, from its relational tables."""
 
 from __future__ import annotations

@@ -36,11 +36,6 @@ def test_builtin_datasets_load_with_distinct_prefixes_and_ids():
             assert FOLIO_UUID.match(d.ids.of(kind)(0)) and FOLIO_UUID.match(d.ids.of(kind)(10**9))
 
 
-def test_workflows_map_to_their_datasets():
-    assert {w: dataset.for_workflow(w) for w in dataset.WORKFLOW_DATASETS} == {
-        "check-in-check-out": "cico", "renew": "renewals", "holds": "holds", "rih": "rih"}
-
-
 def test_scale_multiplies_counts_but_keeps_loans_per_user():
     renewals = dataset.load("renewals")
     c = renewals.scaled(0.1)

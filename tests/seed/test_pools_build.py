@@ -11,7 +11,10 @@ import psycopg
 from psycopg import sql
 import pytest
 
-from folioperf.seed import dataset
+from folioperf.errors import FolioperfError
+
+from folioperf.seed import dataset, datapools
+from folioperf.testdata import RECORD_KINDS, Records, TestData
 
 from .conftest import SCALES, run, run_process
 
@@ -178,6 +181,7 @@ def test_pools_are_read_without_pairwise_joins(target, seeded, monkeypatch, work
     loan, 33 million comparisons in a nested loop; at full scale, cico's pools took 8 to 15 s before a run could
     start (now under 1 s)."""
     from folioperf.seed import datapools
+    from folioperf.workflow import find_workflow  # Locust, unpatched: folioperf.cli has set LOCUST_SKIP_MONKEY_PATCH
 
     ds = seeded(WORKFLOWS[workflow])
     plans = []
@@ -202,10 +206,64 @@ def test_pools_are_read_without_pairwise_joins(target, seeded, monkeypatch, work
             super().__init__(Explaining(conn), layout)
 
     monkeypatch.setattr(datapools, "DatabaseSource", Source)
-    pools = datapools.from_database(target.dsn, target.tenant, ds, workflow, 100_000)
+    with datapools.database(target.dsn, target.tenant) as source:
+        pools = datapools.draw(source, [datapools.Unit(str, find_workflow(workflow), ds)], 100_000)
     assert pools and all(pools.values()) and plans
     # a nested loop with a join filter compares every row of one side with every row of the other (one that
     # looks each row up in an index, as the holdings of items are, is fine)
     pairwise = [f"Nested Loop {node['Join Type']}: {node['Join Filter']}" for plan in plans for node in _nodes(plan)
                 if node["Node Type"] == "Nested Loop" and "Join Filter" in node]
     assert pairwise == []
+
+
+# A query of each kind of record, with the same condition for the database (SQL) and the APIs (CQL)
+QUERIES = {
+    "users": Records("users", fields={"id": "id", "barcode": "barcode", "last": "personal.lastName"},
+                     sql="r.jsonb->>'active' = 'true'", cql="active==true"),
+    "items": Records("items", fields=("id", "barcode", "status.name"), sql="r.jsonb->'status'->>'name' = 'Checked out'",
+                     cql='status.name=="Checked out"'),
+    "instances": Records("instances", fields=("id", "hrid", "title")),
+    "holdings": Records("holdings", fields=("id", "instanceId", "permanentLocationId")),
+    "loans": Records("loans", fields=("id", "itemId", "userId"), sql="r.jsonb->'status'->>'name' = 'Open'",
+                     cql='status.name=="Open"'),
+    "requests": Records("requests", fields=("id", "itemId", "requesterId"), sql="r.jsonb->>'status' LIKE 'Open%'",
+                        cql='status=="Open*"'),
+    "service_points": Records("service_points", fields=("id", "name"), sql="r.jsonb->>'pickupLocation' = 'true'",
+                              cql="pickupLocation==true"),
+    "locations": Records("locations", fields=("id", "name", "primaryServicePoint")),
+    "patron_groups": Records("patron_groups", fields=("id", "group")),
+}
+
+
+@pytest.mark.parametrize("kind", list(RECORD_KINDS))
+def test_a_records_query_draws_the_same_entries_from_the_database_and_the_apis(target, seeded, kind):
+    """Scoped to the dataset's records where the kind has them, in a tenant that holds several datasets."""
+    assert list(QUERIES) == list(RECORD_KINDS)  # a kind added is a kind tested
+    ds = seeded("holds")
+    query = QUERIES[kind]
+    with datapools.database(target.dsn, target.tenant) as source:
+        by_db = TestData(source, ds, datapools.scope_of(source, ds), 500).records(query)
+    source = datapools.api(target.url, target.tenant, "diku_admin", "admin")
+    by_api = TestData(source, ds, datapools.scope_of(source, ds), 500).records(query)
+    assert by_db and by_db == by_api
+    assert list(by_db[0]) == list(query.fields) and [e["id"] for e in by_db] == sorted(e["id"] for e in by_db)
+    scope = RECORD_KINDS[kind].scope
+    if scope:  # the holds dataset's own: its ids, or its items'
+        ids = ds.ids.of(scope)
+        field = "id" if RECORD_KINDS[kind].scope_field == "id" else "itemId"
+        assert all(ids.low <= e[field] <= ids.high for e in by_db)
+
+
+def test_a_records_query_with_a_table_that_does_not_exist_is_one_line(target, seeded):
+    ds = seeded("holds")
+    query = Records("users", sql="r.id IN (SELECT (jsonb->>'userId')::uuid FROM {loans})")
+    with datapools.database(target.dsn, target.tenant) as source:
+        with pytest.raises(FolioperfError) as info:
+            TestData(source, ds, None, 10).records(query)
+    assert str(info.value).startswith(f"no table 'loans' in tenant {target.tenant} (tables: ")
+
+
+def test_pools_of_nothing_named_is_one_line(tmp_path):
+    assert run("pools", "-o", str(tmp_path / "pools.json")) == (
+        2, "", "folioperf: error: name a dataset (cico, renewals, holds, rih or a .toml file) or a --workflow\n")
+    assert list(tmp_path.iterdir()) == []

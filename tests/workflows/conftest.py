@@ -1,6 +1,6 @@
 """Fixtures of the workflow tests: the four PTF datasets seeded small into a tenant of their own on the
-session's sandbox database (the running `folio_sandbox` serves it), their pools as `folioperf pools` builds
-them, and plain Locust runs of the built-in workflows with the call log of tests/fixtures/locust_call_log.py."""
+session's sandbox database (the running `folio_sandbox` serves it), their workflows' pools as `folioperf pools`
+writes them, and plain Locust runs of the built-in workflows with the call log of tests/fixtures/locust_call_log.py."""
 
 from __future__ import annotations
 
@@ -15,13 +15,15 @@ import requests
 
 from folioperf import db
 from folioperf.sandbox import reference
-from folioperf.seed import dataset, datapools, layout, seeding
-from tests.locust_process import REPO, FIXTURES, LocustRun, clean_env, locust_args, locust_command, raise_priority
+from folioperf.seed import dataset, seeding
+from tests.locust_process import (REPO, FIXTURES, LocustRun, clean_env, folioperf_command, locust_args, locust_command,
+                                  raise_priority)
 
 TENANT = "wftest"
 # Small, yet enough for ~10 s runs: two borrowers per renewal group (a user per borrower), holds instances
 # that three variants at once do not use up.
 SCALES = {"cico": 0.01, "renewals": 0.2, "holds": 0.15, "rih": 0.005}
+BUILT_IN = ("check-in-check-out", "renew", "holds", "rih")  # the workflows of the datasets above
 WORKFLOW_FILES = REPO / "workflows"
 CALL_LOG = FIXTURES / "locust_call_log.py"
 READY_SECONDS = 10.0
@@ -40,15 +42,17 @@ class Target:
     username: str
     password: str
     dsn: str
-    pools: dict[str, dict[str, list[dict]]]
+    documents: dict[str, dict]  # workflow -> its pools file, as `folioperf pools` wrote it
+
+    @property
+    def pools(self) -> dict[str, dict[str, list[dict]]]:
+        return {workflow: document["pools"] for workflow, document in self.documents.items()}
 
     def pools_file(self, directory: Path, workflow: str, **replace: list[dict]) -> Path:
-        """A pools file (as `folioperf pools` writes it) of `workflow`, some pools replaced."""
-        ds = dataset.for_workflow(workflow)
-        pools = {**self.pools[workflow], **replace}
+        """The pools file of `workflow`, some pools replaced."""
+        document = self.documents[workflow]
         path = directory / f"{workflow}-pools.json"
-        path.write_text(json.dumps({"format": datapools.FORMAT, "tenant": self.tenant, "source": "database", "dataset": ds,
-                                    "created": "2026-01-01T00:00:00Z", "pools": pools}))
+        path.write_text(json.dumps({**document, "pools": {**document["pools"], **replace}}))
         return path
 
     def part(self, workflow: str, k: int, parts: int = 2) -> dict[str, list[dict]]:
@@ -67,7 +71,7 @@ def _serves(url: str, tenant: str, username: str, password: str) -> bool:
 
 
 @pytest.fixture(scope="session")
-def seeded(folio_sandbox) -> Target:
+def seeded(folio_sandbox, tmp_path_factory) -> Target:
     """Tenant `wftest` on the session's sandbox database with cico, renewals, holds and rih seeded."""
     sb = folio_sandbox
     with db.connect(sb.dsn) as conn:
@@ -76,18 +80,24 @@ def seeded(folio_sandbox) -> Target:
             reference.init_tenant(conn, TENANT, sb.username, sb.password)
     for name, scale in SCALES.items():
         seeding.seed(sb.dsn, TENANT, dataset.load(name), scale, False, None)
-    pools = {}
-    with seeding.connect(sb.dsn) as conn:
-        found = layout.inspect(conn, TENANT, db.redact(sb.dsn))
-        source = datapools.DatabaseSource(conn, found)
-        for workflow, name in dataset.WORKFLOW_DATASETS.items():
-            pools[workflow] = datapools.build(source, dataset.load(name), workflow, 1000)
-            datapools.check(pools[workflow], TENANT, dataset.load(name))
+    documents = _pools(sb.dsn, tmp_path_factory.mktemp("pools"))
     deadline = time.monotonic() + READY_SECONDS  # the sandbox learns of a new tenant on its next request for it
     while not _serves(sb.url, TENANT, sb.username, sb.password):
         assert time.monotonic() < deadline, f"the sandbox does not serve tenant {TENANT}"
         time.sleep(0.05)
-    return Target(sb.url, TENANT, sb.username, sb.password, sb.dsn, pools)
+    return Target(sb.url, TENANT, sb.username, sb.password, sb.dsn, documents)
+
+
+def _pools(dsn: str, directory: Path) -> dict[str, dict]:
+    """Each built-in workflow's pools, as `folioperf pools --workflow W` writes them (at once: each is a process)."""
+    running = {name: subprocess.Popen(folioperf_command("pools", "--workflow", name, "--db", dsn, "--tenant", TENANT,
+                                                        "--limit", "1000", "-o", str(directory / f"{name}.json")),
+                                      env=clean_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+               for name in BUILT_IN}
+    for name, proc in running.items():
+        _, stderr = proc.communicate(timeout=180)
+        assert proc.returncode == 0, stderr
+    return {name: json.loads((directory / f"{name}.json").read_text()) for name in BUILT_IN}
 
 
 def locustfiles(workflow_file: str) -> str:

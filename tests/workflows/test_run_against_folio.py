@@ -9,7 +9,9 @@ import sys
 import pytest
 
 from folioperf.report.runs import load_runs
+from folioperf.seed import dataset
 from tests.locust_process import REPO, clean_env
+from tests.workflows.conftest import SCALES
 
 
 @pytest.mark.long_run(8)
@@ -37,12 +39,12 @@ def test_the_readme_workflow_example_runs(seeded, tmp_path):
     section = readme[readme.index("## Writing a workflow"):]
     code = section.split("```python\n", 1)[1].split("```", 1)[0]
     (tmp_path / "my_workflow.py").write_text(code)
-    pools = seeded.pools_file(tmp_path, "check-in-check-out")
-    proc = subprocess.run(
+    proc = subprocess.run(  # its pool drawn as it declares, through the API: the cico dataset's active users
         [sys.executable, "-m", "folioperf", "run", "my_workflow.py", "--users", "2", "--duration", "4s",
-         "--pools", str(pools), "--okapi-url", seeded.url, "--tenant", seeded.tenant],
+         "--okapi-url", seeded.url, "--tenant", seeded.tenant],
         cwd=tmp_path, env=clean_env(FOLIOPERF_PASSWORD=seeded.password), capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert f"test data: users {dataset.load('cico').scaled(SCALES['cico']).all_users:,}" in proc.stderr
     (run,) = load_runs([tmp_path / "results"])
     looked_up = run.entry("Transaction", "Look up patron")
     assert looked_up.count > 0 and looked_up.failures == 0
