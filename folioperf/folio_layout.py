@@ -229,6 +229,7 @@ TABLES: tuple[Table, ...] = (
             Index("holdingsRecordId"),
             Index("pickupServicePointId"),
             Index("requestDate"),
+            Index("item.itemEffectiveLocationId", remove_accents=False),
         ),
         metadata=True,
         compound_unique=(("itemId", "position"),),

@@ -40,7 +40,9 @@ from folioperf.sandbox import (
     pages,
     patron,
     permissions,
+    pick_slips,
     policies,
+    quickmarc,
     reference,
     request_preferences,
     request_queue,
@@ -103,7 +105,7 @@ def build_router(settings: Settings) -> Router:
     storage.register(router)
     for module in (users, users_bl, permissions, inventory_storage, calendars, circulation, request_queue, patron,
                    blocks, pages, fines, policies, srs, users_settings, request_preferences, copycat, spring_collections,
-                   orders):
+                   orders, pick_slips, quickmarc):
         module.register(router)
     for register in settings.extra_modules:
         register(router)

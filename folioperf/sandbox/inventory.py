@@ -14,18 +14,37 @@ Instances (`Instance.fromJson`, `Instance.getJsonForResponse`): the storage reco
 knows, every list present, `isBoundWith`, `previouslyHeld`, `staffSuppress`, `discoverySuppress` and
 `deleted` false when unset, `tags` as `{tagList}`; a single instance also lists its (here always empty)
 parent and child instances and preceding and succeeding titles. Neither collection has `resultInfo`.
+
+Item writes (mod-inventory `Items.update` and `Items.deleteById`, `ItemUtil.jsonToItem` and
+`toStoredItemRepresentation`, `ItemsValidator`, `ItemStatusValidator`): a PUT takes the item in mod-inventory's
+representation and sends item-storage the fields mod-inventory knows, the reference objects' ids as the storage
+ids (text fields read as strings: a number becomes its text), so `title`, `effectiveLocation`, `order`,
+`additionalCallNumbers` and other fields of the representation are not stored. Before that: a status that is not
+one of mod-inventory's (422), an item that does not exist (404 "No item found"), a changed HRID (422), a Claimed
+returned item marked Missing (422), a barcode another item has (400). Item-storage then validates and applies
+RMB's optimistic lock on `_version`: its 409 and 422 come back as text, as mod-inventory forwards them. A DELETE
+answers what item-storage answers (204, or 404 "Not found"). The storage's skip of an update that changes
+nothing (ItemService.updateItem's equalsIgnoringMetadata) is not reproduced: every PUT writes a new `_version`.
 """
 
 from __future__ import annotations
 
 import json
+import uuid
+from datetime import datetime, timezone
 
 import psycopg
 from psycopg import sql
 
+from folioperf.sandbox import storage
+from folioperf.sandbox.inventory_storage import COLLECTIONS as STORAGE_COLLECTIONS
+from folioperf.sandbox.lookups import field_eq, user_by_id
 from folioperf.sandbox.schema import BY_NAME
 from folioperf.sandbox.storage import select_page, view_page
-from folioperf.sandbox.web import UUID, HttpError, Request, Response, Router, json_response, raw_json
+from folioperf.sandbox.trace import calls
+from folioperf.sandbox.web import (
+    JSON, TEXT, UUID, HttpError, Request, Response, Router, json_response, no_content, raw_json
+)
 
 ITEM, INSTANCE = BY_NAME["item"], BY_NAME["instance"]
 _OPTIONAL_TEXT = ("hrid", "inTransitDestinationServicePointId", "holdingsRecordId", "barcode", "itemLevelCallNumber",
@@ -168,8 +187,159 @@ def get_instance(req: Request) -> Response:
     return json_response(instance_representation(row[0], True))
 
 
+# -- item writes ----------------------------------------------------------------------------------------------
+ITEM_STORAGE = next(c for c in STORAGE_COLLECTIONS if c.table == "item")
+STATUSES = ("Aged to lost", "Available", "Awaiting pickup", "Awaiting delivery", "Checked out", "Claimed returned",
+            "Declared lost", "In process", "In process (non-requestable)", "In transit", "Intellectual item",
+            "Long missing", "Lost and paid", "Missing", "On order", "Order closed", "Paged", "Restricted",
+            "Unavailable", "Unknown", "Withdrawn")  # ItemStatusName
+_TEXT_FIELDS = ("hrid", "inTransitDestinationServicePointId", "copyNumber", "barcode", "itemLevelCallNumber",
+                "itemLevelCallNumberPrefix", "itemLevelCallNumberSuffix", "itemLevelCallNumberTypeId", "volume",
+                "displaySummary", "enumeration", "chronology", "numberOfPieces", "descriptionOfPieces",
+                "numberOfMissingPieces", "missingPieces", "missingPiecesDate", "itemDamagedStatusId",
+                "itemDamagedStatusDate", "holdingsRecordId", "accessionNumber", "itemIdentifier")
+_REFERENCES = (("materialTypeId", "materialType"), ("permanentLoanTypeId", "permanentLoanType"),
+               ("temporaryLoanTypeId", "temporaryLoanType"), ("permanentLocationId", "permanentLocation"),
+               ("temporaryLocationId", "temporaryLocation"))
+
+
+def _unprocessable(message: str, key: str, value: object) -> HttpError:
+    """mod-inventory's JsonResponse.unprocessableEntity: one error, pretty-printed as Vert.x does."""
+    body = {"errors": [{"message": message, "parameters": [{"key": key, "value": value}]}]}
+    return HttpError(422, json.dumps(body, indent=2, separators=(",", " : ")), JSON)
+
+
+def _text(value: object) -> str | None:
+    """Vert.x's JsonObject.getString: a value's text (a number `23` is "23")."""
+    if value is None or isinstance(value, (dict, list)):
+        return None
+    return ("true" if value else "false") if isinstance(value, bool) else str(value)
+
+
+def _texts(values: object) -> list[str]:
+    return [t for t in map(_text, values) if t is not None] if isinstance(values, list) else []
+
+
+def _objects(values: object, keys: tuple[str, ...]) -> list[dict]:
+    return [{k: v[k] for k in keys if v.get(k) is not None} for v in values if isinstance(v, dict)] \
+        if isinstance(values, list) else []
+
+
+def _stamp() -> str:
+    """The circulation notes' date, mod-inventory's `yyyy-MM-dd'T'HH:mm:ss.SSSZ` in UTC."""
+    now = datetime.now(timezone.utc)
+    return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}+0000"
+
+
+def _circulation_notes(body: dict, old: dict, user: dict | None) -> list[dict]:
+    """Items.updateCirculationNoteIfChanged: a new note gets an id, and a new or changed note the editing user
+    as its source and the time as its date."""
+    personal = (user or {}).get("personal") or {}
+    source = {"id": user["id"], "personal": {k: personal[k] for k in ("lastName", "firstName") if personal.get(k)}} \
+        if user else None
+    before = {n.get("id"): n for n in old.get("circulationNotes") or () if isinstance(n, dict)}
+    notes = []
+    for note in _objects(body.get("circulationNotes"), ("id", "noteType", "note", "staffOnly", "source", "date")):
+        previous = before.get(note.get("id"))
+        if note.get("id") is None:
+            note.update(id=str(uuid.uuid4()), source=source, date=_stamp())
+        elif previous is None or any(note.get(k) != previous.get(k) for k in ("noteType", "note", "staffOnly")):
+            note.update(source=source, date=_stamp())
+        notes.append({k: v for k, v in note.items() if v is not None})
+    return notes
+
+
+def stored_item(body: dict, old: dict, user: dict | None) -> dict:
+    """The item-storage record mod-inventory sends for a PUT body (ItemUtil.jsonToItem, toStoredItemRepresentation)."""
+    status = body.get("status") if isinstance(body.get("status"), dict) else {}
+    out: dict = {"id": _text(body.get("id")) or str(uuid.uuid4()), "_version": _text(body.get("_version")),
+                 "status": {k: status[k] for k in ("name", "date") if status.get(k) is not None}}
+    check_in = body.get("lastCheckIn")
+    if isinstance(check_in, dict):
+        out["lastCheckIn"] = {k: check_in[k] for k in ("servicePointId", "staffMemberId", "dateTime") if k in check_in}
+    for key in _TEXT_FIELDS:
+        out[key] = _text(body.get(key))
+    for key, reference in _REFERENCES:
+        out[key] = _text((body.get(reference) or {}).get("id")) if isinstance(body.get(reference), dict) else None
+    out.update(formerIds=_texts(body.get("formerIds")), discoverySuppress=body.get("discoverySuppress"),
+               administrativeNotes=_texts(body.get("administrativeNotes")),
+               notes=_objects(body.get("notes"), ("itemNoteTypeId", "note", "staffOnly")),
+               circulationNotes=_circulation_notes(body, old, user), yearCaption=_texts(body.get("yearCaption")),
+               electronicAccess=_objects(body.get("electronicAccess"),
+                                         ("uri", "linkText", "materialsSpecification", "publicNote", "relationshipId")),
+               statisticalCodeIds=_texts(body.get("statisticalCodeIds")),
+               purchaseOrderLineIdentifier=_text(body.get("purchaseOrderLineIdentifier")),
+               tags={"tagList": _texts((body.get("tags") or {}).get("tagList") if isinstance(body.get("tags"), dict) else [])})
+    return {k: v for k, v in out.items() if v is not None}
+
+
+@calls("GET", "mod-inventory-storage", "/item-storage/items..")
+def _stored_item(conn: psycopg.Connection, tenant: str, item_id: str) -> dict | None:
+    return storage.get_record(conn, ITEM, tenant, item_id)
+
+
+@calls("GET", "mod-inventory-storage", "/item-storage/items..")
+def _barcode_taken(conn: psycopg.Connection, tenant: str, barcode: str, item_id: str) -> bool:
+    where = field_eq(ITEM, tenant, "barcode", "barcode")
+    return conn.execute(sql.SQL("SELECT EXISTS (SELECT 1 FROM {} WHERE {} AND id <> %(id)s::uuid)").format(
+        ITEM.ident(tenant), where), {"barcode": barcode, "id": item_id}).fetchone()[0]
+
+
+@calls("PUT", "mod-inventory-storage", "/item-storage/items")
+def _replace_item(req: Request, record: dict) -> None:
+    storage.replace(req, ITEM_STORAGE, record["id"], record)
+
+
+@calls("DELETE", "mod-inventory-storage", "/item-storage/items")
+def _delete_item(req: Request, item_id: str) -> None:
+    storage.delete(req, ITEM_STORAGE, item_id)
+
+
+def put_item(req: Request) -> Response:
+    """PUT /inventory/items/{id} (mod-inventory Items.update)."""
+    item_id = req.params["id"]
+    try:
+        body = req.json()
+    except HttpError as exc:  # Vert.x's DecodeException in the handler: the router's default failure answer
+        if exc.status != 400:
+            raise
+        raise HttpError(500, "Internal Server Error") from None
+    status = (body.get("status") or {}).get("name") if isinstance(body.get("status"), dict) else None
+    if not status or not str(status).strip():
+        raise _unprocessable("Status is a required field", "status", None)
+    if status not in STATUSES:
+        raise _unprocessable("Undefined status specified", "status.name", status)
+    with req.sandbox.pool.connection() as conn:
+        old = _stored_item(conn, req.tenant, item_id) if UUID.match(item_id) else None
+        if old is None:
+            raise HttpError(404, "No item found")
+        hrid = _text(body.get("hrid"))
+        if hrid != old.get("hrid"):
+            raise _unprocessable("HRID can not be updated", "hrid", hrid)
+        if (old.get("status") or {}).get("name") == "Claimed returned" and status == "Missing":
+            raise _unprocessable("Claimed returned item cannot be marked as missing", "status.name", "Missing")
+        barcode = _text(body.get("barcode"))
+        user = user_by_id(conn, req.tenant, req.user_id) if req.user_id and UUID.match(req.user_id) else None
+        record = stored_item(body, old, user)
+        if barcode is not None and barcode != old.get("barcode") and _barcode_taken(conn, req.tenant, barcode, record["id"]):
+            raise HttpError(400, f"Barcode must be unique, {barcode} is already assigned to another item")
+    try:
+        _replace_item(req, record)
+    except HttpError as exc:  # ForwardResponse.forward(response, failure): the storage's answer as text
+        raise HttpError(exc.status, exc.body, TEXT) from None
+    return no_content()
+
+
+def delete_item(req: Request) -> Response:
+    """DELETE /inventory/items/{id} (mod-inventory Items.deleteById): item-storage's answer."""
+    _delete_item(req, req.params["id"])
+    return no_content()
+
+
 def register(router: Router) -> None:
     router.add("GET", "/inventory/items", get_items, "mod-inventory", "inventory.items.collection.get")
     router.add("GET", "/inventory/items/{id}", get_item, "mod-inventory", "inventory.items.item.get")
+    router.add("PUT", "/inventory/items/{id}", put_item, "mod-inventory", "inventory.items.item.put")
+    router.add("DELETE", "/inventory/items/{id}", delete_item, "mod-inventory", "inventory.items.item.delete")
     router.add("GET", "/inventory/instances", get_instances, "mod-inventory", "inventory.instances.collection.get")
     router.add("GET", "/inventory/instances/{id}", get_instance, "mod-inventory", "inventory.instances.item.get")

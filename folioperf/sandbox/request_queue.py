@@ -242,6 +242,8 @@ def _place(conn: psycopg.Connection, tenant: str, ref: lookups.Reference, draft:
     """Store a validated request at the end of the item's queue and apply its effects; returns its id."""
     item, user, body = ctx.item, requester.user or {}, draft.body
     request_id = str(uuid.uuid4())
+    location = ref.locations.get(lookups.item_location_id(item) or "") or {}
+    retrieval = ref.service_points.get(location.get("primaryServicePoint") or "") or {}
     personal = user.get("personal") or {}
     stamp = iso(now())
     record = {
@@ -256,7 +258,12 @@ def _place(conn: psycopg.Connection, tenant: str, ref: lookups.Reference, draft:
         "position": max((_position(r) for r in ctx.queue if _position(r) < 1 << 30), default=0) + 1,
         "instance": {"title": ctx.facts.get("title"), "identifiers": ctx.facts.get("identifiers") or [],
                      "contributorNames": ctx.facts.get("contributorNames") or []},
-        "item": {"barcode": item.get("barcode")},
+        # StoredRequestRepresentation (mod-circulation 24.3 on): the item's location and its primary service point,
+        # which the pick slips find requests by
+        "item": {k: v for k, v in {"barcode": item.get("barcode"), "itemEffectiveLocationId": location.get("id"),
+                                   "itemEffectiveLocationName": location.get("name"),
+                                   "retrievalServicePointId": retrieval.get("id"),
+                                   "retrievalServicePointName": retrieval.get("name")}.items() if v},
         "requester": {k: v for k, v in {"firstName": personal.get("firstName"), "lastName": personal.get("lastName"),
                                          "middleName": personal.get("middleName"), "barcode": user.get("barcode")}.items() if v},
         "searchIndex": {"callNumberComponents": {"callNumber": ctx.facts.get("callNumber")} if ctx.facts.get("callNumber") else {},

@@ -308,40 +308,50 @@ def _item_post(c: Collection) -> Callable[[Request], Response]:
     return handler
 
 
-def _item_put(c: Collection) -> Callable[[Request], Response]:
+def replace(req: Request, c: Collection, record_id: str, body: dict) -> None:
+    """RMB's PUT of one record of `c`: the body checked against the module's schema, the module's own
+    values (`prepare`), then the update with RMB's 404, 409 (optimistic locking) and 422."""
+    if not UUID.match(record_id):
+        raise HttpError(404, "Not found")
+    record = validation.validate(c.schema_name, body)
     table = BY_NAME[c.table]
+    with req.sandbox.pool.connection() as conn, conn.transaction():
+        stored = get_record(conn, table, req.tenant, record_id, lock=True)
+        if stored is None:
+            raise HttpError(404, "Not found")
+        if c.prepare:
+            c.prepare(req, conn, record, stored)
+        update_record(conn, table, req.tenant, record_id, record, req.user_id, c.unique(record) if c.unique else None)
 
+
+def _item_put(c: Collection) -> Callable[[Request], Response]:
     def handler(req: Request) -> Response:
         record_id = req.params["id"]
         if not UUID.match(record_id):
             raise HttpError(404, "Not found")
-        record = validation.validate(c.schema_name, req.json())
-        with req.sandbox.pool.connection() as conn, conn.transaction():
-            stored = get_record(conn, table, req.tenant, record_id, lock=True)
-            if stored is None:
-                raise HttpError(404, "Not found")
-            if c.prepare:
-                c.prepare(req, conn, record, stored)
-            update_record(conn, table, req.tenant, record_id, record, req.user_id, c.unique(record) if c.unique else None)
+        replace(req, c, record_id, req.json())
         return no_content()
 
     return handler
 
 
-def _item_delete(c: Collection) -> Callable[[Request], Response]:
+def delete(req: Request, c: Collection, record_id: str) -> None:
+    """RMB's DELETE of one record of `c`: 404 "Not found" when there is none."""
+    if not UUID.match(record_id):
+        raise HttpError(404, "Not found")
     table = BY_NAME[c.table]
+    try:
+        with req.sandbox.pool.connection() as conn:
+            cur = conn.execute(sql.SQL("DELETE FROM {} WHERE id = %s").format(table.ident(req.tenant)), (record_id,))
+    except psycopg.errors.ForeignKeyViolation as exc:  # PgUtil.responseForeignKeyViolation, without a 422 in the RAML
+        raise HttpError(400, _still_referenced(table, exc)) from None
+    if cur.rowcount == 0:
+        raise HttpError(404, "Not found")
 
+
+def _item_delete(c: Collection) -> Callable[[Request], Response]:
     def handler(req: Request) -> Response:
-        record_id = req.params["id"]
-        if not UUID.match(record_id):
-            raise HttpError(404, "Not found")
-        try:
-            with req.sandbox.pool.connection() as conn:
-                cur = conn.execute(sql.SQL("DELETE FROM {} WHERE id = %s").format(table.ident(req.tenant)), (record_id,))
-        except psycopg.errors.ForeignKeyViolation as exc:  # PgUtil.responseForeignKeyViolation, without a 422 in the RAML
-            raise HttpError(400, _still_referenced(table, exc)) from None
-        if cur.rowcount == 0:
-            raise HttpError(404, "Not found")
+        delete(req, c, req.params["id"])
         return no_content()
 
     return handler

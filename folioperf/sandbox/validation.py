@@ -79,6 +79,14 @@ def validate(name: str, body: dict) -> dict:
     return value
 
 
+def bean_violations(name: str, value: dict) -> list[dict]:
+    """Step 2 alone, over a body already read: the violations a Spring module's @Valid finds, in schema order
+    (each with its `parameters[0].key` path, e.g. `fields[0].tag`)."""
+    violations: list[dict] = []
+    _check(schema(name), json.loads(json.dumps(value)), "", violations)
+    return violations
+
+
 # -- 1. Jackson ---------------------------------------------------------------------------------------
 def _default(node: dict) -> Any:
     if "default" in node:

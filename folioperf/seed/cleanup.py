@@ -55,15 +55,28 @@ def clear_circulation(conn: psycopg.Connection, layout: Layout, ds: Dataset) -> 
     return deleted
 
 
+# SRS records keep their first generation's id as `matched_id` in every later one (a quickMARC edit writes a
+# new generation with a new id): a dataset's SRS records are those whose matched id is in its range
+_SRS_CHILDREN = ("raw_records_lb", "marc_records_lb")
+
+
 def delete_dataset(conn: psycopg.Connection, layout: Layout, ds: Dataset) -> dict[str, int]:
     """Delete the dataset's records and all circulation state that refers to them (`seed --replace`)."""
     deleted = clear_circulation(conn, layout, ds)
+    records = layout.get("records_lb")
     for key, kind in RECORDS.items():
         info = layout.get(key)
-        if info is not None:
-            ids = ds.ids.of(kind)
-            deleted[info.label] = conn.execute(sql.SQL("DELETE FROM {} WHERE id BETWEEN %s AND %s").format(info.ident),
-                                               (ids.low, ids.high)).rowcount
+        if info is None:
+            continue
+        ids = ds.ids.of(kind)
+        if key == "records_lb":
+            where = sql.SQL("matched_id BETWEEN %s AND %s")
+        elif key in _SRS_CHILDREN and records is not None:
+            where = sql.SQL("id IN (SELECT id FROM {} WHERE matched_id BETWEEN %s AND %s)").format(records.ident)
+        else:
+            where = sql.SQL("id BETWEEN %s AND %s")
+        deleted[info.label] = conn.execute(sql.SQL("DELETE FROM {} WHERE {}").format(info.ident, where),
+                                           (ids.low, ids.high)).rowcount
     marker.delete(conn, layout, ds)
     return deleted
 

@@ -11,7 +11,7 @@ reproducible. Its file has four tables:
     prefix = "ren"             # barcodes and HRIDs start with it: unique per dataset in a tenant
     loans = "overdue"          # seeded loans due in 2019-2020 as PTF's were (default "current": due per the loan policy)
 
-    [counts]                   # --scale F multiplies users, instances, users_per_loan_count, open_requests
+    [counts]                   # --scale F multiplies users, instances, users_per_loan_count, open_requests, authorities
     users = 50                 # patrons without loans
     instances = 4000           # each with its SRS MARC record
     holdings_per_instance = 1  # (default 1)
@@ -19,6 +19,8 @@ reproducible. Its file has four tables:
     loans_per_user = [10, 50, 100, 200]   # open loans per borrower; never scaled
     users_per_loan_count = 10  # borrowers for each entry of loans_per_user
     open_requests = 0          # Hold requests on checked-out items, by patrons from `users` (default 0)
+    authorities = 0            # MARC authorities (personal names) in SRS, external ids from the `authority`
+                               # id range, which the authority records use (default 0)
 
     [records]                  # reference records the seeded records use, by name
     patron_groups = ["undergrad", "graduate"]      # users are spread over these
@@ -126,7 +128,7 @@ REFERENCE_LINKS = {
     ("locations", "servicePointIds"): "service_points",
 }
 
-_SCALED = ("users", "instances", "users_per_loan_count", "open_requests")
+_SCALED = ("users", "instances", "users_per_loan_count", "open_requests", "authorities")
 
 
 @dataclass(frozen=True)
@@ -138,6 +140,7 @@ class Counts:
     loans_per_user: tuple[int, ...] = ()
     users_per_loan_count: int = 0
     open_requests: int = 0
+    authorities: int = 0
 
     @property
     def holdings(self) -> int:
@@ -198,7 +201,7 @@ class Dataset:
         return [self.ref(section, n) for n in (names if isinstance(names, list) else [names])]
 
     def scaled(self, scale: float) -> Counts:
-        """The counts at `scale` (users, instances, borrowers and requests multiplied; ratios kept)."""
+        """The counts at `scale` (users, instances, borrowers, requests and authorities multiplied; ratios kept)."""
         if not scale > 0:
             raise FolioperfError(f"--scale must be a positive number, not {scale:g}")
         c = replace(self.counts, **{k: _scale(getattr(self.counts, k), scale) for k in _SCALED})

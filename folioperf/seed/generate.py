@@ -66,8 +66,9 @@ def row_count(key: str, c: Counts) -> int:
     """How many rows a table gets from a dataset with these counts."""
     return {
         "users": c.all_users, "permissions_users": c.all_users, "instance": c.instances,
-        "holdings_record": c.holdings, "item": c.items, "snapshots_lb": 1 if c.instances else 0, "records_lb": c.instances,
-        "raw_records_lb": c.instances, "marc_records_lb": c.instances, "loan": c.loans, "audit_loan": c.loans,
+        "holdings_record": c.holdings, "item": c.items, "snapshots_lb": 1 if c.instances + c.authorities else 0,
+        "records_lb": c.instances + c.authorities, "raw_records_lb": c.instances + c.authorities,
+        "marc_records_lb": c.instances + c.authorities, "loan": c.loans, "audit_loan": c.loans,
         "patron_action_session": c.loans, "request": c.open_requests,
     }[key]
 
@@ -160,6 +161,12 @@ class Generator:
             out.append(Book(title[:1].upper() + title[1:], f"{rng.choice(v.last_names)}, {rng.choice(v.first_names)}",
                             rng.choice(v.isbns), rng.choice(v.publishers), rng.choice(v.cities), rng.randint(1950, 2024)))
         return out
+
+    @cached_property
+    def authority_headings(self) -> list[str]:
+        """The MARC authorities' personal-name headings, `Surname, Given`."""
+        v, rng = self.vocabulary, self.rng("authorities")
+        return [f"{rng.choice(v.last_names)}, {rng.choice(v.first_names)}" for _ in range(self.c.authorities)]
 
     def holdings_location(self, h: int) -> dict:
         return self.locations[h % len(self.locations)]
@@ -353,13 +360,27 @@ class Generator:
             ("999", ("f", "f", [("i", ids.of("instance")(i)), ("s", ids.of("srs_record")(i))])),
         ]
 
+    def authority_marc_fields(self, a: int) -> list[tuple[str, str | tuple[str, str, list[tuple[str, str]]]]]:
+        """Authority a as MARC: its natural id in 001 and 010, a personal-name heading in 100, its id and the
+        SRS record's in 999 ff. The SRS records of authorities follow the instances' (srs_record ids)."""
+        ids, natural = self.ids, self.ids.authority_natural_id(a)
+        return [
+            ("001", natural),
+            ("005", self.marc_005),
+            ("008", f"{self.now:%y%m%d}n| azannaabn          |a aaa      "),
+            ("010", (" ", " ", [("a", natural)])),
+            ("100", ("1", " ", [("a", self.authority_headings[a])])),
+            ("999", ("f", "f", [("i", ids.of("authority")(a)), ("s", ids.of("srs_record")(self.c.instances + a))])),
+        ]
+
     @cached_property
     def marc_005(self) -> str:
         return f"{self.now:%Y%m%d%H%M%S}.0"
 
     @staticmethod
-    def iso2709(fields: list) -> tuple[str, str]:
-        """(leader, raw record) in ISO 2709, as mod-source-record-storage keeps raw MARC."""
+    def iso2709(fields: list, shape: tuple[str, str] = ("nam a", " i ")) -> tuple[str, str]:
+        """(leader, raw record) in ISO 2709, as mod-source-record-storage keeps raw MARC. `shape`: the leader's
+        positions 05-09 and 17-19 (a bib's `nam a`, ` i `; an authority's `nz  a`, `n  `)."""
         directory, data, offset = [], [], 0
         for tag, value in fields:
             body = value if isinstance(value, str) else value[0] + value[1] + "".join(f"\x1f{c}{v}" for c, v in value[2])
@@ -368,7 +389,7 @@ class Generator:
             data.append(body)
             offset += size
         base = 24 + 12 * len(fields) + 1
-        leader = f"{base + offset + 1:05d}nam a22{base:05d} i 4500"  # "a": UTF-8
+        leader = f"{base + offset + 1:05d}{shape[0]}22{base:05d}{shape[1]}4500"  # 09 "a": UTF-8
         return leader, leader + "".join(directory) + "\x1e" + "\x1e".join(data) + "\x1e\x1d"
 
     @staticmethod
@@ -396,32 +417,45 @@ class Generator:
                 rid = srs_id(i)
                 yield (f"{rid}{fixed}{rid}\t0\tMARC_BIB\t{instance_id(i)}\tACTUAL\tn\t{i}{tail}"
                        f"{ids.instance_hrid(i)}\n")
-            return
-        for i in range(self.c.instances):
-            rid = srs_id(i)
-            yield encode({
-                "id": rid, "snapshot_id": self.snapshot_id, "matched_id": rid, "generation": 0, "record_type": "MARC_BIB",
-                "external_id": instance_id(i), "state": "ACTUAL", "leader_record_status": "n", "order": i,
+        else:
+            for i in range(self.c.instances):
+                yield encode(self.srs_row(i, "MARC_BIB", instance_id(i), ids.instance_hrid(i)))
+        authority_id = ids.of("authority")
+        for a in range(self.c.authorities):
+            yield encode(self.srs_row(self.c.instances + a, "MARC_AUTHORITY", authority_id(a), ids.authority_natural_id(a)))
+
+    def srs_row(self, r: int, record_type: str, external_id: str, external_hrid: str) -> dict:
+        """records_lb row of SRS record r, generation 0 (its id is its matched id)."""
+        rid = self.ids.of("srs_record")(r)
+        return {"id": rid, "snapshot_id": self.snapshot_id, "matched_id": rid, "generation": 0, "record_type": record_type,
+                "external_id": external_id, "state": "ACTUAL", "leader_record_status": "n", "order": r,
                 "suppress_discovery": False, "created_date": self.now_s, "updated_date": self.now_s,
-                "external_hrid": ids.instance_hrid(i),
-            })
+                "external_hrid": external_hrid}
+
+    _AUTHORITY_LEADER = ("nz  a", "n  ")
+
+    def srs_marc(self) -> Iterator[tuple[list, tuple[str, str]]]:
+        """(fields, leader shape) of every SRS record in order: the instances' bibs, then the authorities."""
+        for i in range(self.c.instances):
+            yield self.marc_fields(i), ("nam a", " i ")
+        for a in range(self.c.authorities):
+            yield self.authority_marc_fields(a), self._AUTHORITY_LEADER
 
     def raw_records_lb(self) -> Iterator[str]:
         encode = self.values_encoder("raw_records_lb")
         srs_id = self.ids.of("srs_record")
         leaders = self.leaders = []  # the parsed records repeat them: computed once
-        for i in range(self.c.instances):
-            leader, raw = self.iso2709(self.marc_fields(i))
+        for r, (fields, shape) in enumerate(self.srs_marc()):
+            leader, raw = self.iso2709(fields, shape)
             leaders.append(leader)
-            yield encode({"id": srs_id(i), "content": raw})
+            yield encode({"id": srs_id(r), "content": raw})
 
     def marc_records_lb(self) -> Iterator[str]:
         assert tuple(self.columns["marc_records_lb"]) == ("id", "content")
         srs_id = self.ids.of("srs_record")
-        for i in range(self.c.instances):
-            fields = self.marc_fields(i)
-            leader = self.leaders[i] if self.leaders else self.iso2709(fields)[0]
-            yield f"{srs_id(i)}\t{self.parsed(leader, fields).replace(chr(92), chr(92) * 2)}\n"
+        for r, (fields, shape) in enumerate(self.srs_marc()):
+            leader = self.leaders[r] if self.leaders else self.iso2709(fields, shape)[0]
+            yield f"{srs_id(r)}\t{self.parsed(leader, fields).replace(chr(92), chr(92) * 2)}\n"
 
     # -- circulation -------------------------------------------------------------------------------
     @cached_property
@@ -503,6 +537,9 @@ class Generator:
             instance = holdings // per_instance
             requester = self.c.users - 1 - r
             person, book, pickup = self.people[requester], self.books[instance], pickups[r % len(pickups)]
+            location = self.holdings_location(holdings)
+            retrieval = next((sp for sp in self.ds.reference["service_points"] if sp["id"] == location.get("primaryServicePoint")),
+                             {})
             requested = self.now - timedelta(hours=rng.randint(1, 240))
             call_number = self.call_number(instance)
             yield encode({
@@ -520,7 +557,11 @@ class Generator:
                 "fulfillmentPreference": "Hold Shelf",
                 "pickupServicePointId": pickup["id"],
                 "instance": {"title": book.title, "identifiers": [{"identifierTypeId": isbn_type, "value": book.isbn}]},
-                "item": {"barcode": ids.item_barcode(item)},
+                # mod-circulation 24.3 on stores the item's location and its primary desk (StoredRequestRepresentation)
+                "item": {k: v for k, v in {"barcode": ids.item_barcode(item), "itemEffectiveLocationId": location["id"],
+                                           "itemEffectiveLocationName": location.get("name"),
+                                           "retrievalServicePointId": retrieval.get("id"),
+                                           "retrievalServicePointName": retrieval.get("name")}.items() if v},
                 "requester": {"barcode": ids.user_barcode(requester), "firstName": person.first, "lastName": person.last,
                               **({"middleName": person.middle} if person.middle else {})},
                 "searchIndex": {"callNumberComponents": {"callNumber": call_number}, "shelvingOrder": call_number,

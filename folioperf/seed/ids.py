@@ -22,7 +22,7 @@ NAMESPACE = uuid.UUID("5c3f3a52-9a4e-5b1c-8d2e-6f6f6c696f70")  # folioperf's uui
 
 KINDS = (
     "user", "permission_user", "instance", "holdings", "item", "srs_record", "snapshot",
-    "loan", "audit_loan", "session", "request",
+    "loan", "audit_loan", "session", "request", "authority",
 )
 
 
@@ -79,6 +79,10 @@ class Identities:
 
     def item_hrid(self, i: int) -> str:
         return f"{self.prefix}it{i:011d}"
+
+    def authority_natural_id(self, i: int) -> str:
+        """An authority's natural id (its 010 $a and 001, the SRS record's external HRID)."""
+        return f"{self.prefix}n{i:08d}"
 
     @property
     def user_barcode_prefix(self) -> str:

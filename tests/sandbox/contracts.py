@@ -470,3 +470,57 @@ HOLDING_SUMMARY_COLLECTION = Shape(ACQ + "mod-orders/schemas/holding_summary_col
 SPRING_ERRORS = Shape("folio-org/mod-tags src/main/java/org/folio/tags/util/ErrorsHelper.java", {
     "errors": ListOf(Shape("folio-org/mod-tags ErrorsHelper.createError", {"message": STR, "type": STR, "code": STR},
                            ("message", "type"), closed=True)), "total_records": INT}, ("errors",))
+# -- mod-source-record-storage's record (GET /source-storage/records/{id}/formatted) --------------------------
+DI = "folio-org/data-import-raml-storage schemas/"  # at 437a0eb, the commit mod-source-record-storage 5.10.15 uses
+SRS_RECORD = Shape(DI + "dto/record.json", {
+    "id": STR, "snapshotId": STR, "matchedId": STR, "generation": INT, "recordType": STR,
+    "rawRecord": Shape(DI + "mod-source-record-storage/rawRecord.json", {"id": STR, "content": STR}, ("content",), closed=True),
+    "parsedRecord": Shape(DI + "mod-source-record-storage/parsedRecord.json", {"id": STR, "content": OBJ,
+                                                                               "formattedContent": STR}, ("content",), closed=True),
+    "errorRecord": OBJ, "deleted": BOOL, "order": INT,
+    "externalIdsHolder": Shape(DI + "common/externalIdsHolder.json", {
+        "instanceId": STR, "instanceHrid": STR, "holdingsId": STR, "holdingsHrid": STR, "authorityId": STR,
+        "authorityHrid": STR}, closed=True),
+    "additionalInfo": Shape(DI + "mod-source-record-storage/additionalInfo.json", {"suppressDiscovery": BOOL}),
+    "state": STR, "leaderRecordStatus": STR, "metadata": METADATA},
+    ("snapshotId", "matchedId", "recordType", "rawRecord"), closed=True)
+
+# -- mod-quick-marc ----------------------------------------------------------------------------------------------
+QM = "folio-org/mod-quick-marc src/main/resources/swagger.api/schemas/common.yaml"
+# fieldItem's `content` is `type: object` in the OpenAPI file, a java.lang.Object the module fills with the field's
+# text or, for 006/007/008, a map of its elements: it is left undeclared here
+QUICK_MARC_VIEW = Shape(QM + "#quickMarcView", {
+    "leader": STR, "fields": ListOf(Shape(QM + "#fieldItem", {
+        "tag": STR, "indicators": ListOf(STR), "isProtected": BOOL,
+        "linkDetails": Shape(QM + "#linkDetails", {"authorityId": STR, "authorityNaturalId": STR, "linkingRuleId": INT,
+                                                   "status": STR, "errorCause": STR})}, ("tag", "content"))),
+    "suppressDiscovery": BOOL, "marcFormat": STR, "parsedRecordId": STR, "parsedRecordDtoId": STR, "externalId": STR,
+    "externalHrid": STR, "updateInfo": Shape(QM + "#updateInfo", {
+        "recordState": STR, "updateDate": STR, "updatedBy": Shape(QM + "#userInfo", {
+            "userId": STR, "username": STR, "lastName": STR, "firstName": STR, "middleName": STR})})},
+    ("marcFormat", "leader", "fields"))
+SPRING = "folio-org/folio-spring-support folio-spring-base src/main/resources/swagger.api/tenant.yaml"
+SPRING_ERROR = Shape(SPRING + "#error", {"message": STR, "type": STR, "code": STR, "parameters": ListOf(
+    Shape(SPRING + "#parameter", {"key": STR, "value": STR}, ("key",)))}, ("message",))
+SPRING_ERRORS = Shape(SPRING + "#errors", {"errors": ListOf(SPRING_ERROR), "total_records": INT})
+
+# -- mod-circulation's pick slips ------------------------------------------------------------------------------
+# staff-slips-response.json closes each part, but the mappers send more than it declares (InventoryMapper's
+# instanceHrid, datesOfPublication, displaySummary, ...; RequestMapper's requestDate; UserMapper's
+# preferredFirstName, patronGroup, departments, primary address; StaffSlipMapper's currentDateTime): open here
+PICK_SLIPS = Shape(CIRC + "staff-slips-response.json", {
+    "pickSlips": ListOf(Shape(CIRC + "staff-slips-response.json#pickSlips", {
+        "item": Shape(CIRC + "staff-slips-response.json#item", {
+            "title": STR, "barcode": STR, "status": STR, "primaryContributor": STR, "allContributors": STR,
+            "enumeration": STR, "volume": STR, "chronology": STR, "yearCaption": STR, "materialType": STR, "loanType": STR,
+            "copy": STR, "numberOfPieces": STR, "descriptionOfPieces": STR, "effectiveLocationSpecific": STR,
+            "effectiveLocationInstitution": STR, "effectiveLocationCampus": STR, "effectiveLocationLibrary": STR,
+            "callNumber": STR, "callNumberPrefix": STR, "callNumberSuffix": STR}),
+        "request": Shape(CIRC + "staff-slips-response.json#request", {
+            "requestID": STR, "servicePointPickup": STR, "requestExpirationDate": STR, "holdShelfExpirationDate": STR,
+            "additionalInfo": STR, "reasonForCancellation": STR, "deliveryAddressType": STR, "patronComments": STR}),
+        "requester": Shape(CIRC + "staff-slips-response.json#requester", {
+            "firstName": STR, "middleName": STR, "lastName": STR, "barcode": STR, "addressLine1": STR,
+            "addressLine2": STR, "city": STR, "region": STR, "postalCode": STR, "countryId": STR})})),
+    "totalRecords": INT}, ("pickSlips", "totalRecords"), closed=True)
+

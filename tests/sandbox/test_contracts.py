@@ -13,6 +13,7 @@ import requests
 
 from tests.sandbox import contracts as c
 from tests.sandbox.inventory_data import CIRC_DESK_1, Api
+from tests.sandbox.marc_data import authority_content, insert_records, marc_instance
 
 
 def conforms(body: dict, shape: c.Shape) -> None:
@@ -142,6 +143,59 @@ def test_retrieving_instances_and_holdings(api, lent):
     item = lent["item"]
     instance_id = api.get(f"/holdings-storage/holdings/{item['holdingsRecordId']}").json()["instanceId"]
     conforms(api.get("/holdings-storage/holdings", query=f"instanceId=={instance_id}", limit=1000).json(), c.HOLDINGS_COLLECTION)
+
+
+# -- the master plan's inventory, MARC and pick-slip groups (IRO, ETT, VAR, MPS) -------------------------------
+def test_item_writes_and_their_errors(api):
+    item = api.item()
+    body = api.get(f"/inventory/items/{item['id']}").json()
+    conforms(body, c.INVENTORY_ITEM)
+    refused = api.put(f"/inventory/items/{item['id']}", {**body, "status": {"name": "Lent"}})
+    assert refused.status_code == 422
+    conforms(refused.json(), c.ERRORS)
+    done = api.put(f"/inventory/items/{item['id']}", {**body, "numberOfPieces": 2})
+    assert (done.status_code, done.content) == (204, b"")
+    conforms(api.get(f"/item-storage/items/{item['id']}").json(), c.ITEM_STORAGE)
+    assert api.delete(f"/inventory/items/{item['id']}").status_code == 204
+
+
+def test_quickmarc_view_and_errors(api, folio_sandbox):
+    made = marc_instance(api, folio_sandbox)
+    view = api.get("/records-editor/records", externalId=made["instance"]["id"]).json()
+    conforms(view, c.QUICK_MARC_VIEW)
+    missing = api.get("/records-editor/records", externalId=str(uuid.uuid4()))
+    assert missing.status_code == 404
+    conforms(missing.json(), c.SPRING_ERROR)
+    view["relatedRecordVersion"] = "1"
+    doubled = [f for f in view["fields"] if f["tag"] in ("008", "245")]
+    refused = api.put(f"/records-editor/records/{view['parsedRecordId']}", {**view, "fields": view["fields"] + doubled})
+    assert refused.status_code == 422  # two rules broken: Errors, not one Error
+    conforms(refused.json(), c.SPRING_ERRORS)
+    assert refused.json()["total_records"] == 2 == len(refused.json()["errors"])
+    saved = api.put(f"/records-editor/records/{view['parsedRecordId']}", view)
+    assert (saved.status_code, saved.content) == (202, b"")
+    current = api.get("/records-editor/records", externalId=made["instance"]["id"]).json()
+    stale = api.put(f"/records-editor/records/{current['parsedRecordId']}", {**current, "relatedRecordVersion": "1"})
+    assert stale.status_code == 409
+    conforms(stale.json(), c.SPRING_ERROR)
+
+
+def test_srs_formatted_records(api, folio_sandbox):
+    made = marc_instance(api, folio_sandbox)
+    conforms(api.get(f"/source-storage/records/{made['instance']['id']}/formatted", idType="INSTANCE").json(), c.SRS_RECORD)
+    authority_id, record_id = str(uuid.uuid4()), str(uuid.uuid4())
+    insert_records(folio_sandbox.dsn, folio_sandbox.tenant, [{
+        "id": record_id, "record_type": "MARC_AUTHORITY", "external_id": authority_id, "hrid": "n123",
+        "content": authority_content("n123", "Doe, Jane,", "n12345678", authority_id, record_id)}])
+    conforms(api.get(f"/source-storage/records/{authority_id}/formatted", idType="AUTHORITY").json(), c.SRS_RECORD)
+
+
+def test_pick_slips(api):
+    page = api.request(api.item(), api.user(), "Page")
+    assert page.status_code == 201
+    slips = api.get(f"/circulation/pick-slips/{CIRC_DESK_1}").json()
+    assert slips["totalRecords"] >= 1
+    conforms(slips, c.PICK_SLIPS)
 
 
 # -- what folioclient reads ----------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ import requests
 
 from folioperf import okapi_trace
 from tests.sandbox.inventory_data import CIRC_DESK_1, Api, ptf_time
+from tests.sandbox.marc_data import marc_instance
 
 
 @pytest.fixture(scope="module")
@@ -116,8 +117,8 @@ def test_check_in_of_an_overdue_loan_shows_the_overdue_fine_calls(traced):
         ("DELETE", "mod-circulation-storage", "/scheduled-notice-storage/scheduled-notices"),
     ]
     us = [int(line.rsplit(" ", 1)[1][:-2]) for line in lines(r)]
-    times = trace_reader.breakdown(lines(r), us[0] + us[-1])
-    assert times is not None and "mod-feesfines" in times  # --trace's breakdown by module shows it
+    times = okapi_trace.breakdown(lines(r), us[0] + us[-1])
+    assert "mod-feesfines" in times  # --trace's breakdown by module shows it
 
 
 def test_user_deletion_shows_the_calls_mod_users_bl_makes(traced):
@@ -141,3 +142,27 @@ def test_user_deletion_shows_the_calls_mod_users_bl_makes(traced):
         ("DELETE", "mod-login", "/authn/credentials"),
         ("DELETE", "mod-permissions", "/perms/users"),
     ]
+def test_the_master_plans_writes_show_the_storage_modules_they_call(traced):
+    """IRO's item edit, ETT's quickMARC save and MPS's pick slips: each serving module's calls, inside its hop."""
+    sandbox, api = traced
+    item = api.item()
+    body = api.get(f"/inventory/items/{item['id']}").json()
+    r = api.put(f"/inventory/items/{item['id']}", {**body, "numberOfPieces": 5})
+    assert r.status_code == 204
+    assert modules(lines(r))[1:] == [("GET", "mod-inventory-storage", "/item-storage/items..", "200"),
+                                      ("GET", "mod-users", "/users..", "200"),
+                                      ("PUT", "mod-inventory-storage", "/item-storage/items", "204"),
+                                      ("PUT", "mod-inventory", f"/inventory/items/{item['id']}", "204")]
+    made = marc_instance(api, sandbox)
+    view = api.get("/records-editor/records", externalId=made["instance"]["id"]).json()
+    r = api.put(f"/records-editor/records/{view['parsedRecordId']}", {**view, "relatedRecordVersion": "1"})
+    assert r.status_code == 202, r.text
+    hops = modules(lines(r))
+    assert hops[1:] == [("PUT", "mod-source-record-storage", "/source-storage/records/{id}/generation", "204"),
+                        ("GET", "mod-inventory-storage", "/instance-storage/instances..", "200"),
+                        ("PUT", "mod-inventory-storage", "/instance-storage/instances", "204"),
+                        ("PUT", "mod-quick-marc", f"/records-editor/records/{view['parsedRecordId']}", "202")]
+    assert lines(r)[-1].startswith("PUT mod-quick-marc-7.0.0 http://")
+    r = api.get(f"/circulation/pick-slips/{CIRC_DESK_1}")
+    assert [(m, module, path) for m, module, path, _ in modules(lines(r))[1:3]] == [
+        ("GET", "mod-inventory-storage", "/locations.."), ("GET", "mod-circulation-storage", "/request-storage/requests..")]

@@ -64,7 +64,7 @@ BASE = Path(dataset.locate("cico")).read_text()
 
 
 @pytest.mark.parametrize("change, key, reason", [
-    (("users = 5000", "users = 5000\nuser = 3"), "counts.user", "unknown key (expected one of: holdings_per_instance,"),
+    (("users = 5000", "users = 5000\nuser = 3"), "counts.user", "unknown key (expected one of: authorities, holdings_per_instance,"),
     (("users = 5000", "users = -5"), "counts.users", "-5 is less than the minimum of 0"),
     (("prefix = \"cico\"", "prefix = \"CICO-1\""), "dataset.prefix", "'CICO-1' must be 2-8 lower-case letters and digits"),
     (("loan_type = \"Can circulate\"", "loan_type = \"Can circulat\""), "records.loan_type",

@@ -67,6 +67,10 @@ def test_cico_holds_and_rih_are_visible_through_the_api(target, seeded):
     for r in ours:
         item = target.get(f"/inventory/items/{r['itemId']}")
         assert item["status"]["name"] == "Checked out" and r["requestType"] == "Hold" and r["position"] == 1
+        # stored as mod-circulation 24.3 on stores a request: the item's location and its primary desk
+        assert r["item"]["itemEffectiveLocationId"] == item["effectiveLocation"]["id"]
+        assert r["item"]["itemEffectiveLocationName"] == item["effectiveLocation"]["name"]
+        assert r["item"]["retrievalServicePointName"]
 
     rih = seeded("rih")
     hrid = rih.ids.instance_hrid(7)
