@@ -76,7 +76,7 @@ USERS, INVENTORY, CIRCULATION = "mod_users", "mod_inventory_storage", "mod_circu
 FEESFINES, PATRON_BLOCKS, CONFIGURATION = "mod_feesfines", "mod_patron_blocks", "mod_configuration"
 LOGIN, PERMISSIONS, NOTES, NOTIFY = "mod_login", "mod_permissions", "mod_notes", "mod_notify"
 SRS, AUTHTOKEN = "mod_source_record_storage", "mod_authtoken"
-ORGANIZATIONS = "mod_organizations_storage"
+ORGANIZATIONS, ENTITIES_LINKS = "mod_organizations_storage", "mod_entities_links"
 COPYCAT = "mod_copycat"
 
 _OPEN_LOAN = "lower({unaccent}(jsonb->'status'->>'name')) LIKE 'open'"

@@ -101,7 +101,7 @@ RELEASES: dict[str, Release] = {
          ("mod-patron", "6.0.0"), ("mod-patron-blocks", "1.9.0"), ("mod-feesfines", "19.0.0"),
          ("mod-source-record-storage", "5.7.7"), ("mod-calendar", "2.5.0"), ("mod-entities-links", "2.0.6"),
          ("mod-organizations-storage", "4.6.0"), ("mod-organizations", "1.8.0"),
-         ("mod-tags", "2.1.0"), ("mod-copycat", "1.5.0"), ("mod-remote-storage", "3.0.1"), ("mod-orders", "12.7.4"), ("mod-quick-marc", "5.0.2")),
+         ("mod-tags", "2.1.0"), ("mod-copycat", "1.5.0"), ("mod-remote-storage", "3.0.1"), ("mod-orders", "12.7.4"), ("mod-quick-marc", "5.0.2"), ("mod-search", "3.0.9")),
         None, (), None, None,
         source_records_raw_record=True, missing_token_status=403,
     ),
@@ -115,7 +115,7 @@ RELEASES: dict[str, Release] = {
          ("mod-patron", "6.1.0"), ("mod-patron-blocks", "1.10.0"), ("mod-feesfines", "19.1.0"),
          ("mod-source-record-storage", "5.8.11"), ("mod-calendar", "3.1.0"), ("mod-entities-links", "3.0.2"),
          ("mod-organizations-storage", "4.7.0"), ("mod-organizations", "1.9.2"),
-         ("mod-tags", "2.2.0"), ("mod-copycat", "1.6.0"), ("mod-remote-storage", "3.2.0"), ("mod-orders", "12.8.10"), ("mod-quick-marc", "5.1.1")),
+         ("mod-tags", "2.2.0"), ("mod-copycat", "1.6.0"), ("mod-remote-storage", "3.2.0"), ("mod-orders", "12.8.10"), ("mod-quick-marc", "5.1.1"), ("mod-search", "3.2.7")),
         None, (), None, None,
         source_records_raw_record=False, missing_token_status=400,
     ),
@@ -129,7 +129,7 @@ RELEASES: dict[str, Release] = {
          ("mod-patron", "6.2.12"), ("mod-patron-blocks", "1.11.3"), ("mod-feesfines", "19.2.3"),
          ("mod-source-record-storage", "5.9.17"), ("mod-calendar", "3.2.0"), ("mod-entities-links", "3.1.5"),
          ("mod-organizations-storage", "4.8.1"), ("mod-organizations", "2.0.0"),
-         ("mod-tags", "2.3.0"), ("mod-copycat", "1.7.0"), ("mod-remote-storage", "3.3.5"), ("mod-orders", "12.9.13"), ("mod-quick-marc", "6.0.0")),
+         ("mod-tags", "2.3.0"), ("mod-copycat", "1.7.0"), ("mod-remote-storage", "3.3.5"), ("mod-orders", "12.9.13"), ("mod-quick-marc", "6.0.0"), ("mod-search", "4.0.14")),
         f"{_LSP} tag R2-2024-csp-8, install-applications.json and management-modules.json (kong-3.9.0)",
         (
             Application(
@@ -137,7 +137,7 @@ RELEASES: dict[str, Release] = {
                 "folio-org/app-platform-complete tag v1.1.89, app-platform-complete.template.json",
                 (("mod-organizations-storage", "4.8.1"), ("mod-organizations", "2.0.0"), ("mod-quick-marc", "6.0.0"),
                  ("mod-inventory-storage", "28.0.14"),
-                 ("mod-circulation-storage", "17.3.6"), ("mod-inventory", "21.0.17"), ("mod-circulation", "24.3.22"),
+                 ("mod-circulation-storage", "17.3.6"), ("mod-search", "4.0.14"), ("mod-inventory", "21.0.17"), ("mod-circulation", "24.3.22"),
                  ("mod-feesfines", "19.2.3"), ("mod-patron-blocks", "1.11.3"), ("mod-entities-links", "3.1.5"),
                  ("mod-patron", "6.2.12"), ("mod-calendar", "3.2.0"), ("mod-source-record-storage", "5.9.17"),
                  ("mod-orders", "12.9.13"), ("mod-remote-storage", "3.3.5"), ("mod-copycat", "1.7.0")),
@@ -165,7 +165,7 @@ RELEASES: dict[str, Release] = {
          ("mod-patron", "6.3.6"), ("mod-patron-blocks", "1.12.3"), ("mod-feesfines", "19.3.3"),
          ("mod-source-record-storage", "5.10.15"), ("mod-calendar", "3.3.1"), ("mod-entities-links", "4.0.3"),
          ("mod-organizations-storage", "4.9.2"), ("mod-organizations", "2.1.1"),
-         ("mod-tags", "2.4.1"), ("mod-copycat", "1.8.1"), ("mod-remote-storage", "3.4.3"), ("mod-orders", "13.0.10"), ("mod-quick-marc", "7.0.0")),
+         ("mod-tags", "2.4.1"), ("mod-copycat", "1.8.1"), ("mod-remote-storage", "3.4.3"), ("mod-orders", "13.0.10"), ("mod-quick-marc", "7.0.0"), ("mod-search", "5.0.12")),
         f"{_LSP} tag R1-2025-csp-7, install-applications.json and management-modules.json (kong-3.9.2)",
         (
             Application(
@@ -176,7 +176,8 @@ RELEASES: dict[str, Release] = {
             Application(
                 "app-platform-complete", "2.5.10",
                 "folio-org/app-platform-complete tag v2.5.10, app-platform-complete.template.json",
-                (("mod-inventory-storage", "29.0.19"), ("mod-circulation", "24.4.20"), ("mod-inventory", "21.1.20"),
+                (("mod-inventory-storage", "29.0.19"), ("mod-search", "5.0.13"), ("mod-circulation", "24.4.20"),
+                 ("mod-inventory", "21.1.20"),
                  ("mod-circulation-storage", "17.4.3"), ("mod-patron-blocks", "1.12.3"), ("mod-feesfines", "19.3.3"),
                  ("mod-patron", "6.3.6"), ("mod-source-record-storage", "5.10.15"), ("mod-entities-links", "4.0.3"),
                  ("mod-calendar", "3.3.1"), ("mod-remote-storage", "3.4.3"), ("mod-copycat", "1.8.1"), ("mod-quick-marc", "7.0.0")),

@@ -47,6 +47,7 @@ from folioperf.sandbox import (
     request_preferences,
     request_queue,
     schema,
+    search,
     spring_collections,
     srs,
     storage,
@@ -105,7 +106,7 @@ def build_router(settings: Settings) -> Router:
     storage.register(router)
     for module in (users, users_bl, permissions, inventory_storage, calendars, circulation, request_queue, patron,
                    blocks, pages, fines, policies, srs, users_settings, request_preferences, copycat, spring_collections,
-                   orders, pick_slips, quickmarc):
+                   orders, pick_slips, quickmarc, search):
         module.register(router)
     for register in settings.extra_modules:
         register(router)

@@ -30,6 +30,9 @@ Translation, as RMB's CQL2PgJSON does it:
 - `sortby` uses the index expression of an indexed field, so the index can serve the sort, and
   jsonb ordering otherwise (numbers sort numerically).
 
+`parse(cql)` gives the syntax tree itself; with `default_index` and `grouped_terms=False` it reads cql-java's
+dialect, which mod-search parses (search_query translates it to mod-search's semantics).
+
 A `Translator` (the sandbox keeps one per process) caches results per (cql, table, tenant): the WHERE
 and ORDER BY come back as pre-rendered `sql.SQL` text, so composing them into a statement on the hot
 path is cheap.
@@ -45,7 +48,7 @@ from psycopg import sql
 
 from folioperf.folio_layout import TENANT_ID, Index, Table, index_expression, json_path
 
-__all__ = ["CQLError", "Query", "Translator"]
+__all__ = ["Boolean", "CQLError", "Clause", "Node", "Query", "Translator", "parse", "term_chunks"]
 
 
 class CQLError(ValueError):
@@ -94,20 +97,20 @@ class _Tok(NamedTuple):
 
 
 @dataclass(frozen=True)
-class _Clause:
+class Clause:
     index: str
     relation: str  # "==", "=", "<>", "<", ">", "<=", ">=", "all", "any", "adj"
     term: str  # raw term, CQL backslash escapes still in place
 
 
 @dataclass(frozen=True)
-class _Bool:
+class Boolean:
     op: str  # "and", "or", "not"
-    left: _Node
-    right: _Node
+    left: Node
+    right: Node
 
 
-_Node = Union[_Clause, _Bool]
+Node = Union[Clause, Boolean]
 
 
 _ESCAPED = re.compile(r"\\(.)", re.S)
@@ -145,11 +148,13 @@ def _tokenize(text: str, offset: int) -> list[_Tok]:
 class _Parser:
     """Recursive descent over the token list; `ctx` is the (index, relation) bare terms inherit."""
 
-    def __init__(self, text: str, offset: int) -> None:
+    def __init__(self, text: str, offset: int, default_index: str | None = None, grouped_terms: bool = True) -> None:
         self.tokens = _tokenize(text, offset)
         self.i = 0
         self.depth = 0
         self.clauses = 0
+        self.default_index = default_index
+        self.grouped_terms = grouped_terms
 
     def peek(self) -> _Tok | None:
         return self.tokens[self.i] if self.i < len(self.tokens) else None
@@ -166,7 +171,7 @@ class _Parser:
         where = f" at position {tok.pos}" if tok else ""
         return CQLError(f"expected {expected}, found {_show(tok)}{where}")
 
-    def parse(self) -> tuple[_Node | None, list[tuple[str, bool]]]:
+    def parse(self) -> tuple[Node | None, list[tuple[str, bool]]]:
         node = None
         if self.peek() is not None and self.keyword(self.peek()) != "sortby":
             node = self.query(None)
@@ -180,7 +185,7 @@ class _Parser:
             raise self.fail("and, or, not, sortby or the end of the query", tok)
         return node, []
 
-    def query(self, ctx: tuple[str, str] | None) -> _Node:
+    def query(self, ctx: tuple[str, str] | None) -> Node:
         self.depth += 1
         if self.depth > _MAX_DEPTH:
             raise CQLError(f"query nested more than {_MAX_DEPTH} levels deep")
@@ -191,7 +196,7 @@ class _Parser:
                 raise CQLError(f"the prox operator at position {tok.pos} is not supported")
             self.i += 1
             self.modifiers(tok.text.split("/")[1:], tok)  # e.g. and/rel.combine=sum: ignored
-            node = _Bool(op, node, self.clause(ctx))
+            node = Boolean(op, node, self.clause(ctx))
         self.depth -= 1
         return node
 
@@ -201,7 +206,7 @@ class _Parser:
             raise self.fail(f"')' closing the '(' at position {opening.pos}", tok)
         self.i += 1
 
-    def clause(self, ctx: tuple[str, str] | None) -> _Node:
+    def clause(self, ctx: tuple[str, str] | None) -> Node:
         tok = self.peek()
         if tok is None or tok.kind == "rel" or _is(tok, ")") or self.keyword(tok) in _STOP_WORDS:
             raise self.fail("a search clause", tok)
@@ -215,15 +220,17 @@ class _Parser:
             raise CQLError(f"query has more than {_MAX_CLAUSES} search clauses")
         relation = self.relation(tok)
         if relation is None:
+            if ctx is None and self.default_index is not None:
+                return Clause(self.default_index, "=", tok.text)
             if ctx is None:
                 raise CQLError(
                     f"search term {_show(tok)} at position {tok.pos} has no index and there is no default "
                     "index (cql.serverChoice); write index==value"
                 )
-            return _Clause(ctx[0], ctx[1], tok.text)
+            return Clause(ctx[0], ctx[1], tok.text)
         index = self.index_name(tok)
         term = self.peek()
-        if _is(term, "("):
+        if _is(term, "(") and self.grouped_terms:
             self.i += 1  # `index rel (a or b)`: the terms inside inherit index and relation
             node = self.query((index, relation))
             self.close(term)
@@ -231,7 +238,7 @@ class _Parser:
         if term is None or term.kind not in ("word", "quoted"):
             raise self.fail(f"a search term after {index} {relation}", term)
         self.i += 1
-        return _Clause(index, relation, term.text)
+        return Clause(index, relation, term.text)
 
     def relation(self, index_tok: _Tok) -> str | None:
         """Consume the relation after an index, or return None when the token was a bare term."""
@@ -257,7 +264,7 @@ class _Parser:
 
     def index_name(self, tok: _Tok) -> str:
         name = _unescape(tok.text)
-        if name.lower() == "cql.serverchoice":
+        if name.lower() == "cql.serverchoice" and self.default_index is None:
             raise CQLError(f"cql.serverChoice at position {tok.pos}: this server has no default index")
         if not _FIELD.match(name):
             raise CQLError(
@@ -300,7 +307,7 @@ _TERM_PART = re.compile(r"\\(.)|([*?])|([^\\*?]+)|(\\)", re.S)
 _LIKE_ESCAPES = str.maketrans({"%": "\\%", "_": "\\_", "\\": "\\\\"})
 
 
-def _chunks(raw: str) -> _Chunks:
+def term_chunks(raw: str) -> _Chunks:
     """The term with CQL escapes resolved, split into literal runs and `*`/`?` wildcards."""
     if "\\" not in raw and "*" not in raw and "?" not in raw:  # the common case
         return [(raw, False)] if raw else []
@@ -427,11 +434,11 @@ class _Builder:
         self.params.append(value)
         return template
 
-    def node(self, node: _Node) -> str:
+    def node(self, node: Node) -> str:
         # `a or b or c ...` nests to the left: walk that spine in a loop, recurse only into the
         # right operands (whose depth the parser bounds)
         spine = []
-        while isinstance(node, _Bool):
+        while isinstance(node, Boolean):
             spine.append(node)
             node = node.left
         text = self.clause(node)
@@ -445,11 +452,11 @@ class _Builder:
                 text = f"({text}) AND (({right}) IS NOT TRUE)"
         return text
 
-    def clause(self, c: _Clause) -> str:
+    def clause(self, c: Clause) -> str:
         if c.index.lower() == "cql.allrecords":
             return "TRUE"
         target, relation = self.target, c.relation
-        chunks = _chunks(c.term)
+        chunks = term_chunks(c.term)
         literal = "".join(text for text, _ in chunks)
         wild = any(w for _, w in chunks)
         if relation in _COMPARISONS:
@@ -532,6 +539,14 @@ class _Builder:
         if not term and relation != "==":
             return f"{column} IS NOT NULL"
         return f"{column} = {self.bind(term)}::uuid" if _UUID.match(term) else "FALSE"
+
+
+def parse(text: str, default_index: str | None = None, grouped_terms: bool = True) -> tuple[Node | None, list[tuple[str, bool]]]:
+    """A CQL query's syntax tree (None for an empty query) and its sort keys, (index, descending) pairs; a
+    CQLError when it does not parse. RMB's dialect by default; cql-java's (mod-search's) with
+    `default_index="cql.serverChoice"` (a bare term searches it with `=`) and `grouped_terms=False`
+    (`index rel (a or b)` is a syntax error, not the terms sharing the index)."""
+    return _Parser(text, 0, default_index, grouped_terms).parse()
 
 
 class Translator:

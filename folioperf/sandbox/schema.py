@@ -1,7 +1,8 @@
 """The sandbox's database: FOLIO's table layout (folio_layout) created per tenant the way RMB creates it
 when a module is enabled for a tenant (schemas, tables with RMB's triggers, expression indexes, and
 mod-source-record-storage's and mod-authtoken's relational tables), RMB-style stand-ins for the data of
-two Spring modules, and the sandbox's own bookkeeping schema (tenants, signing key, token revocations).
+two Spring modules, mod-search's index (search_index) and the sandbox's own bookkeeping schema (tenants,
+signing key, token revocations).
 """
 
 from __future__ import annotations
@@ -15,18 +16,21 @@ from psycopg import sql
 from psycopg.types.json import Jsonb
 
 from folioperf import folio_layout
-from folioperf.folio_layout import AUTHTOKEN, INVENTORY, NOTES, SRS, USERS, Index, Table, index_expression, json_path
+from folioperf.folio_layout import (AUTHTOKEN, ENTITIES_LINKS, INVENTORY, NOTES, SRS, USERS, Index, Table, index_expression,
+                                    json_path)
+from folioperf.sandbox import search_index
 
 META_SCHEMA = "folioperf_sandbox"  # the sandbox's own bookkeeping: tenants, signing key, token revocations
 SCHEMA_VERSION = 1
 
 # mod-entities-links, mod-calendar, mod-tags, mod-notes (its note types) and mod-remote-storage are Spring modules
 # with relational tables; the sandbox keeps their records (authority source files, calendars, tags, note types,
-# location mappings) in RMB-style tables, with their unique constraints
-ENTITIES_LINKS, CALENDAR = "mod_entities_links", "mod_calendar"
+# location mappings, authority records) in RMB-style tables, with their unique constraints
+CALENDAR = "mod_calendar"
 TAGS, REMOTE_STORAGE = "mod_tags", "mod_remote_storage"
 STAND_INS: tuple[Table, ...] = (
     Table(ENTITIES_LINKS, "authority_source_file", (Index("name", unique=True),), metadata=True),
+    search_index.AUTHORITY,
     Table(CALENDAR, "calendars", (Index("name"), Index("startDate"), Index("endDate")), metadata=True),
     Table(TAGS, "tags", (Index("label", unique=True, case_sensitive=True, remove_accents=False),), metadata=True),
     Table(NOTES, "note_type", (Index("name", unique=True, case_sensitive=True, remove_accents=False),), metadata=True),
@@ -308,6 +312,7 @@ def install_tenant(conn: psycopg.Connection, tenant: str, versions: Mapping[str,
         inventory=sql.Identifier(f"{tenant}_{INVENTORY}"),
     ))
     ddl.append(sql.SQL(_DEPARTMENTS_DDL).format(users=sql.Identifier(f"{tenant}_{USERS}")))
+    ddl += search_index.ddl(tenant)  # mod-search's index, kept in PostgreSQL
     rendered = json.dumps([[stmt.as_string(conn) for stmt in ddl], dict(versions or {}), SCHEMA_VERSION], sort_keys=True)
     digest = hashlib.sha256(rendered.encode()).hexdigest()
     tenants = sql.Identifier(META_SCHEMA, "tenants")

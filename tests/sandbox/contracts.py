@@ -466,10 +466,6 @@ PIECE_COLLECTION = Shape(ACQ + "mod-orders-storage/schemas/piece_collection.json
     "pieces": ARR, "totalRecords": INT, "first": INT, "last": INT}, closed=True)
 HOLDING_SUMMARY_COLLECTION = Shape(ACQ + "mod-orders/schemas/holding_summary_collection.json", {
     "holdingSummaries": ARR, "totalRecords": INT}, ("holdingSummaries", "totalRecords"))
-# the Spring modules' Errors (folio-spring-support / the modules' ErrorsHelper): message, type, code
-SPRING_ERRORS = Shape("folio-org/mod-tags src/main/java/org/folio/tags/util/ErrorsHelper.java", {
-    "errors": ListOf(Shape("folio-org/mod-tags ErrorsHelper.createError", {"message": STR, "type": STR, "code": STR},
-                           ("message", "type"), closed=True)), "total_records": INT}, ("errors",))
 # -- mod-source-record-storage's record (GET /source-storage/records/{id}/formatted) --------------------------
 DI = "folio-org/data-import-raml-storage schemas/"  # at 437a0eb, the commit mod-source-record-storage 5.10.15 uses
 SRS_RECORD = Shape(DI + "dto/record.json", {
@@ -524,3 +520,74 @@ PICK_SLIPS = Shape(CIRC + "staff-slips-response.json", {
             "addressLine2": STR, "city": STR, "region": STR, "postalCode": STR, "countryId": STR})})),
     "totalRecords": INT}, ("pickSlips", "totalRecords"), closed=True)
 
+
+# -- mod-search ---------------------------------------------------------------------------------------------
+SEARCH = "folio-org/mod-search src/main/resources/swagger.api/schemas/"
+SEARCH_METADATA = Shape(SEARCH + "dto/common/metadata.yaml", {"createdDate": STR, "createdByUserId": STR, "updatedDate": STR,
+                                                              "updatedByUserId": STR}, closed=True)
+SEARCH_TAGS = Shape(SEARCH + "dto/common/tags.yaml", {"tagList": ListOf(STR)}, closed=True)
+SEARCH_IDENTIFIER = Shape(SEARCH + "dto/common/identifier.yaml", {"value": STR, "identifierTypeId": STR}, closed=True)
+ELECTRONIC_ACCESS = Shape(SEARCH + "dto/instance/electronicAccess.yaml", {"uri": STR, "linkText": STR,
+                                                                          "materialsSpecification": STR, "publicNote": STR})
+SEARCH_NOTE = Shape(SEARCH + "dto/instance/note.yaml", {"note": STR, "staffOnly": BOOL})
+SEARCH_ITEM = Shape(SEARCH + "dto/instance/item.yaml", {
+    "id": STR, "tenantId": STR, "holdingsRecordId": STR, "hrid": STR, "accessionNumber": STR, "formerIds": ListOf(STR),
+    "itemIdentifier": STR, "barcode": STR, "effectiveLocationId": STR, "status": Shape(SEARCH + "dto/instance/item.yaml#status",
+                                                                                     {"name": STR}),
+    "materialTypeId": STR, "discoverySuppress": BOOL, "effectiveCallNumberComponents": Shape(
+        SEARCH + "dto/instance/item.yaml#effectiveCallNumberComponents", {"callNumber": STR, "prefix": STR, "suffix": STR,
+                                                                         "typeId": STR}),
+    "volume": STR, "enumeration": STR, "chronology": STR, "copyNumber": STR, "itemLevelCallNumberTypeId": STR,
+    "tags": SEARCH_TAGS, "electronicAccess": ListOf(ELECTRONIC_ACCESS), "administrativeNotes": ListOf(STR),
+    "notes": ListOf(SEARCH_NOTE), "statisticalCodeIds": ListOf(STR), "circulationNotes": ListOf(SEARCH_NOTE),
+    "metadata": SEARCH_METADATA}, ("notes",))
+SEARCH_HOLDING = Shape(SEARCH + "dto/instance/holding.yaml", {
+    "id": STR, "tenantId": STR, "permanentLocationId": STR, "discoverySuppress": BOOL, "hrid": STR, "sourceId": STR,
+    "formerIds": ListOf(STR), "statisticalCodeIds": ListOf(STR), "tags": SEARCH_TAGS, "holdingsTypeId": STR,
+    "callNumberPrefix": STR, "callNumber": STR, "callNumberSuffix": STR, "copyNumber": STR,
+    "electronicAccess": ListOf(ELECTRONIC_ACCESS), "administrativeNotes": ListOf(STR), "notes": ListOf(SEARCH_NOTE),
+    "metadata": SEARCH_METADATA}, ("electronicAccess", "notes"))
+SEARCH_INSTANCE = Shape(SEARCH + "entity/instance.yaml", {
+    "id": STR, "tenantId": STR, "shared": BOOL, "hrid": STR, "source": STR, "statisticalCodeIds": ListOf(STR),
+    "statusId": STR, "title": STR, "indexTitle": STR,
+    "series": ListOf(Shape(SEARCH + "dto/instance/seriesItem.yaml", {"value": STR, "authorityId": STR}, closed=True)),
+    "alternativeTitles": ListOf(Shape(SEARCH + "dto/instance/alternativeTitle.yaml", {
+        "alternativeTitleTypeId": STR, "alternativeTitle": STR, "authorityId": STR}, closed=True)),
+    "identifiers": ListOf(SEARCH_IDENTIFIER),
+    "contributors": ListOf(Shape(SEARCH + "dto/instance/contributor.yaml", {
+        "name": STR, "contributorTypeId": STR, "contributorTypeText": STR, "contributorNameTypeId": STR, "authorityId": STR,
+        "primary": BOOL}, closed=True)),
+    "subjects": ListOf(Shape(SEARCH + "dto/instance/subject.yaml", {"value": STR, "authorityId": STR, "sourceId": STR,
+                                                                    "typeId": STR}, closed=True)),
+    "dates": Shape(SEARCH + "dto/instance/dates.yaml", {"dateTypeId": STR, "date1": STR, "date2": STR}, closed=True),
+    "instanceTypeId": STR, "instanceFormatIds": ListOf(STR), "languages": ListOf(STR), "metadata": SEARCH_METADATA,
+    "administrativeNotes": ListOf(STR), "modeOfIssuanceId": STR, "natureOfContentTermIds": ListOf(STR),
+    "publication": ListOf(Shape(SEARCH + "dto/instance/publication.yaml", {"publisher": STR, "dateOfPublication": STR,
+                                                                           "place": STR})),
+    "staffSuppress": BOOL, "discoverySuppress": BOOL, "isBoundWith": BOOL, "tags": SEARCH_TAGS,
+    "classifications": ListOf(Shape(SEARCH + "dto/instance/classification.yaml", {"classificationNumber": STR,
+                                                                                  "classificationTypeId": STR})),
+    "electronicAccess": ListOf(ELECTRONIC_ACCESS), "notes": ListOf(SEARCH_NOTE), "items": ListOf(SEARCH_ITEM),
+    "holdings": ListOf(SEARCH_HOLDING)}, ("electronicAccess", "notes", "items", "holdings"))
+INSTANCE_SEARCH_RESULT = Shape(SEARCH + "response/instanceSearchResult.yaml",
+                               {"totalRecords": INT, "instances": ListOf(SEARCH_INSTANCE)})
+# authority.yaml: a heading field is a string, its see-from (sft) and see-also-from (saft) tracings arrays
+_HEADINGS = ("personalName", "personalNameTitle", "corporateName", "corporateNameTitle", "meetingName", "meetingNameTitle",
+             "uniformTitle", "namedEvent", "generalSubdivision", "topicalTerm", "geographicName", "genreTerm", "chronTerm",
+             "mediumPerfTerm", "geographicSubdivision", "chronSubdivision", "formSubdivision")
+SEARCH_AUTHORITY = Shape(SEARCH + "dto/authority/authority.yaml", {
+    "id": STR, "tenantId": STR, "shared": BOOL, "source": STR, "sourceFileId": STR, "naturalId": STR,
+    **{name: STR for name in _HEADINGS},
+    **{f"{prefix}{name[0].upper()}{name[1:]}": ListOf(STR) for name in _HEADINGS for prefix in ("sft", "saft")},
+    "subjectHeadings": STR, "identifiers": ListOf(SEARCH_IDENTIFIER),
+    "notes": ListOf(Shape(SEARCH + "dto/authority/authorityNote.yaml", {"noteTypeId": STR, "note": STR})),
+    "metadata": SEARCH_METADATA, "headingType": STR, "authRefType": STR, "headingRef": STR, "numberOfTitles": INT})
+AUTHORITY_SEARCH_RESULT = Shape(SEARCH + "response/authoritySearchResult.yaml",
+                                {"totalRecords": INT, "authorities": ListOf(SEARCH_AUTHORITY)})
+FACET = Shape(SEARCH + "entity/facet.yaml", {
+    "values": ListOf(Shape(SEARCH + "entity/facetItem.yaml", {"id": STR, "totalRecords": NUM})), "totalRecords": INT})
+FACET_RESULT = Shape(SEARCH + "response/facetResult.yaml", {"facets": OBJ, "totalRecords": INT})  # facets: name → FACET
+SEARCH_ERRORS = Shape(SEARCH + "response/errorResponse.yaml", {
+    "errors": ListOf(Shape(SEARCH + "entity/error.yaml", {"message": STR, "type": STR, "code": STR, "parameters": ListOf(
+        Shape(SEARCH + "entity/parameter.yaml", {"key": STR, "value": STR}))})),
+    "total_records": INT})

@@ -8,6 +8,7 @@ import json
 import uuid
 from datetime import datetime, timedelta, timezone
 
+import psycopg
 import pytest
 import requests
 
@@ -220,6 +221,49 @@ def test_users_permissions_composite_user(api, folio_sandbox):
     conforms(api.get("/perms/users", limit=10).json(), c.PERMISSION_USER_COLLECTION)
     conforms(api.get(f"/bl-users/by-username/{folio_sandbox.username}").json(), c.COMPOSITE_USER)
     conforms(api.get("/bl-users/_self").json(), c.COMPOSITE_USER)
+
+
+# -- what VB, VTT, VH, IRO, ETT and VAR read from mod-search --------------------------------------------------
+def test_search_instances(api, lent):
+    item = api.get(f"/item-storage/items/{lent['item']['id']}").json()
+    hrid = item["hrid"]
+    query = f'(keyword all "{hrid}" or isbn="{hrid}" or item.hrid=="{hrid}" or item.id=="{hrid}") sortby title'  # IRO
+    for expand in ("false", "true"):
+        body = api.get("/search/instances", query=query, limit=100, expandAll=expand).json()
+        assert body["totalRecords"] == 1
+        conforms(body, c.INSTANCE_SEARCH_RESULT)
+    facets = api.get("/search/instances/facets", query="cql.allRecords=1", facet="source,items.status.name").json()
+    conforms(facets, c.FACET_RESULT)
+    for facet in facets["facets"].values():
+        conforms(facet, c.FACET)
+
+
+def test_search_authorities(api, folio_sandbox):
+    authority_id = str(uuid.uuid4())
+    with psycopg.connect(folio_sandbox.dsn, autocommit=True) as conn:
+        conn.execute(f"INSERT INTO {folio_sandbox.tenant}_mod_entities_links.authority (id, jsonb) VALUES (%s, %s)",
+                     (authority_id, json.dumps({"id": authority_id, "source": "MARC", "naturalId": "n0001",
+                                                "personalName": "Contract, Carla", "sftPersonalName": ["Contract, C."],
+                                                "notes": [{"noteTypeId": str(uuid.uuid4()), "value": "a note"}],
+                                                "identifiers": [{"value": "n0001", "identifierTypeId": str(uuid.uuid4())}]})))
+    for expand in ("false", "true"):
+        body = api.get("/search/authorities", offset=0, query='(keyword=="Contract")', limit=100, expandAll=expand).json()
+        assert body["totalRecords"] == 2
+        conforms(body, c.AUTHORITY_SEARCH_RESULT)
+    for query in ("id=*", '(keyword=="Contract")'):  # VAR's
+        facets = api.get("/search/authorities/facets", query=query, facet="sourceFileId").json()
+        conforms(facets, c.FACET_RESULT)
+        conforms(facets["facets"]["sourceFileId"], c.FACET)
+
+
+def test_search_error_bodies(api):
+    for response in (api.get("/search/instances", query="(("), api.get("/search/instances", query="nofield==1"),
+                     api.get("/search/authorities", query="id=*", limit=501),
+                     api.get("/search/authorities/facets", query="id=*", facet="naturalId"),
+                     api.get("/search/instances", query='metadata.createdDate > "then"')):
+        assert response.status_code in (400, 422)
+        assert response.headers["Content-Type"].startswith("application/json")
+        conforms(response.json(), c.SEARCH_ERRORS)
 
 
 # -- error bodies --------------------------------------------------------------------------------------------

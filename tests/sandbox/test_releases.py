@@ -23,7 +23,8 @@ def test_okapi_lists_the_releases_module_ids(quesnelia):
     assert ids == sorted(ids)
     # R1-2024-csp-11 install.json of folio-org/platform-complete
     for expected in ("okapi-5.3.0", "mod-authtoken-2.15.3", "mod-login-7.11.2", "mod-users-19.3.2", "mod-users-bl-7.7.5",
-                     "mod-circulation-24.2.7", "mod-inventory-storage-27.1.5", "mod-source-record-storage-5.8.11"):
+                     "mod-circulation-24.2.7", "mod-inventory-storage-27.1.5", "mod-source-record-storage-5.8.11",
+                     "mod-search-3.2.7"):
         assert expected in ids
     assert not any("sandbox" in i for i in ids)
     assert requests.get(quesnelia.url + "/_/version").text == "5.3.0"
@@ -32,6 +33,8 @@ def test_okapi_lists_the_releases_module_ids(quesnelia):
 def test_traces_name_the_releases_module(quesnelia):
     r = requests.get(quesnelia.url + "/groups", headers=quesnelia.headers(quesnelia.login()))
     assert okapi_trace.header_lines(r.headers)[-1].startswith("GET mod-users-19.3.2 http://")
+    r = requests.get(quesnelia.url + "/search/instances", params={"query": "id=*"}, headers=quesnelia.headers(quesnelia.login()))
+    assert okapi_trace.header_lines(r.headers)[-1].startswith("GET mod-search-3.2.7 http://")
 
 
 def test_the_default_release_is_sunflower(folio_sandbox):
