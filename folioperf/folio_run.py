@@ -667,7 +667,7 @@ class FolioRun:
             snapshot = self.metrics.snapshot()
             end = datetime.now(timezone.utc)
             runner = environment.runner
-            rates = {g.key: RateStatus.of_snapshot(target, snapshot, g.label(""))
+            rates = {g.key: RateStatus.of_snapshot(target, snapshot, g.label(""), record.users_per_group.get(g.key, 0))
                      for g in self.groups.values() if (target := g.target_per_s()) is not None}
             for key, status in rates.items():
                 if status.missed:

@@ -12,7 +12,8 @@ ConstantThroughputTimer paces RIH, instead of users that start their next iterat
   the Transaction times only show how long iterations took once they got going.
 - folioperf.rates.RateStatus compares the achieved rate (Scheduled records per second: one transaction per
   iteration) with the target; a run under 95 % of its target missed it. Its seconds run from the first
-  slot, not from the test's start: users logging in and workers not yet told of the test are no lag.
+  slot, not from the test's start: users logging in and workers not yet told of the test are no lag. An
+  iteration under way when the test stops is cut off before its record: the verdict allows one per user.
 
 A workflow opts into the open model by default with `Workflow(rate="3/s")`; `--rate` overrides it and
 puts any workflow in the open model. Without either, users run closed-model, paced by the workflow's

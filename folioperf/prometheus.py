@@ -237,7 +237,9 @@ class RunCollector:
             prefix = group.label("")
             iterations = sum(t.count for (kind, name), t in totals.items() if kind == SCHEDULED and name.startswith(prefix))
             seconds = schedule_s(duration, scheduled_from, prefix)
-            status = RateStatus.of(per_s, round(iterations / seconds, 3) if seconds > 0 else 0.0)
+            users = self.run.test.users_per_group.get(group.key, 0) if self.run.test is not None else 0
+            status = (RateStatus.of(per_s, round(iterations / seconds, 3), users / seconds) if seconds > 0
+                      else RateStatus.of(per_s, 0.0))
             target.add_metric([group.key], status.target_per_s)
             achieved.add_metric([group.key], status.achieved_per_s)
             missed.add_metric([group.key], int(status.missed))

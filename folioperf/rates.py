@@ -37,17 +37,21 @@ class RateStatus:
     missed: bool
 
     @classmethod
-    def of(cls, target_per_s: float, achieved_per_s: float) -> RateStatus:
-        return cls(target_per_s, achieved_per_s, achieved_per_s < MISSED_BELOW * target_per_s)
+    def of(cls, target_per_s: float, achieved_per_s: float, cut_off_per_s: float = 0.0) -> RateStatus:
+        """`cut_off_per_s`: iterations the stop cut off mid-way, per second of the schedule (one per user at
+        most): started on time, they are no miss, though they never finished to be counted."""
+        return cls(target_per_s, achieved_per_s, achieved_per_s + cut_off_per_s < MISSED_BELOW * target_per_s)
 
     @classmethod
-    def of_snapshot(cls, target_per_s: float, snapshot: Any, prefix: str = "") -> RateStatus:
+    def of_snapshot(cls, target_per_s: float, snapshot: Any, prefix: str = "", users: int = 0) -> RateStatus:
         """From a folioperf.metrics Snapshot of the whole run (master or local process), over the time its
-        schedule ran; with `prefix`, of the transactions of one scenario group (`RIH · `)."""
+        schedule ran; with `prefix`, of the transactions of one scenario group (`RIH · `). `users`: the
+        group's users, each of which may have had an iteration under way when the test stopped."""
         iterations = sum(entry.count for entry in snapshot.scheduled() if entry.name.startswith(prefix))
         seconds = snapshot.schedule_s(prefix)
-        achieved = iterations / seconds if seconds > 0 else 0.0
-        return cls.of(target_per_s, round(achieved, 3))
+        if seconds <= 0:
+            return cls.of(target_per_s, 0.0)
+        return cls.of(target_per_s, round(iterations / seconds, 3), users / seconds)
 
     def message(self) -> str:
         return f"target rate missed: achieved {format_rate(self.achieved_per_s)}/s of {format_rate(self.target_per_s)}/s"

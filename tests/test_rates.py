@@ -34,3 +34,11 @@ def test_below_95_percent_of_the_target_is_missed():
     assert RateStatus.of(20.0, 18.99).missed
     assert RateStatus.of(10.0, 2.329).message() == "target rate missed: achieved 2.33/s of 10/s"
     assert format_rate(0.05) == "0.05" and format_rate(3.0) == "3"
+
+
+def test_an_iteration_per_user_cut_off_by_the_stop_is_no_miss():
+    # 2 users at 5/s for 6 s: 30 slots, 28 finished and one per user under way at the stop
+    assert not RateStatus.of(5.0, 28 / 6, cut_off_per_s=2 / 6).missed
+    assert RateStatus.of(5.0, 28 / 6).missed
+    # the allowance is an iteration per user, no more: 200/s that 2 users reach at 20/s still misses
+    assert RateStatus.of(200.0, 20.0, cut_off_per_s=2 / 6).missed
