@@ -9,8 +9,10 @@ repeated on every mistake (`--help` shows it).
 
 from __future__ import annotations
 
+import argparse
 import importlib
 import os
+import re
 import sys
 from typing import NoReturn
 
@@ -21,6 +23,7 @@ import configargparse  # noqa: E402
 from folioperf import __version__  # noqa: E402
 from folioperf.errors import FolioperfError  # noqa: E402
 from folioperf.outcome import EXIT_INTERRUPTED  # noqa: E402
+from folioperf.wording import did_you_mean  # noqa: E402
 
 # (module that adds the sub-command's arguments, sub-command names)
 _COMMANDS = (  # in the order `folioperf --help` lists them: the main job first
@@ -39,8 +42,26 @@ class Parser(configargparse.ArgumentParser):
     """One line for bad input, with the command and a pointer to --help."""
 
     def error(self, message: str) -> NoReturn:
+        choice = _INVALID_CHOICE.search(message)
+        if choice:  # argparse lists the choices; name the one meant
+            message += did_you_mean(choice["given"], _QUOTED.findall(choice["known"]))
         print(f"{self.prog}: error: {message} (see {self.prog} --help)", file=sys.stderr)
         raise SystemExit(2)
+
+
+_INVALID_CHOICE = re.compile(r"invalid choice: '(?P<given>[^']*)' \(choose from (?P<known>.*)\)$")
+_QUOTED = re.compile(r"'([^']*)'")
+
+
+def _flags(parser: argparse.ArgumentParser, argv: list[str]) -> list[str]:
+    """The long options of `parser` and of the sub-commands `argv` chose."""
+    flags: list[str] = []
+    current: argparse.ArgumentParser | None = parser
+    while current is not None:
+        flags += [flag for action in current._actions for flag in action.option_strings if flag.startswith("--")]
+        sub = next((a for a in current._actions if isinstance(a, argparse._SubParsersAction)), None)
+        current = next((sub.choices[word] for word in argv if sub is not None and word in sub.choices), None)
+    return flags
 
 
 def build_parser() -> Parser:
@@ -57,9 +78,14 @@ def build_parser() -> Parser:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv:  # a first try: the commands, not an error
+        parser.print_help()
+        return 0
     args, extra = parser.parse_known_args(argv)
     if extra and not getattr(args, "accepts_extra", False):
-        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+        typo = next((word for word in extra if word.startswith("-")), "")
+        parser.error(f"unrecognized arguments: {' '.join(extra)}{did_you_mean(typo, _flags(parser, argv))}")
     args.extra = extra
     module, _, func = args.handler.partition(":")
     try:

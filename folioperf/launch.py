@@ -25,7 +25,6 @@ master's live view has the terminal.
 from __future__ import annotations
 
 import argparse
-import difflib
 import math
 import os
 import secrets
@@ -49,7 +48,7 @@ from folioperf.errors import FolioperfError
 from folioperf.outcome import EXIT_INTERRUPTED
 from folioperf.options import CLI_OPTIONS, LOCUST_FLAGS, RUN_OPTIONS, Settings, format_duration, run_argv, split_address
 from folioperf.servers.sources import check as check_server_metrics
-from folioperf.wording import plural
+from folioperf.wording import did_you_mean, plural
 
 err = console(stderr=True)
 WORKER_EXIT_TIMEOUT = 10.0  # after the master has ended: workers quit at once when told
@@ -154,10 +153,7 @@ def _check_together(args: argparse.Namespace, units: list[Unit], extra: list[str
 
 def _unknown(flag: str, workflow: Any, workflow_flags: list[str]) -> str:
     ours = [f for opt in (*RUN_OPTIONS, *CLI_OPTIONS) if not opt.hidden for f in opt.flags if f.startswith("--")]
-    # compared without their dashes, which every flag shares: --bogus is not near --verbose
-    names = {f.lstrip("-"): f for f in ours + workflow_flags}
-    near = difflib.get_close_matches(flag.lstrip("-"), list(names), n=1, cutoff=0.6)
-    hint = f"; did you mean {names[near[0]]}?" if near else ""
+    hint = did_you_mean(flag, ours + workflow_flags)
     own = f" (its options: {', '.join(sorted(workflow_flags))})" if workflow_flags else " (it has no options of its own)"
     return f"unknown option {flag} for workflow {workflow.name}{own}{hint}"
 
@@ -227,8 +223,6 @@ def plan(args: argparse.Namespace) -> Plan:
         if args.pools or args.dataset or args.rate or args.pace:
             raise FolioperfError("--pools, --dataset, --rate and --pace are a scenario group's business: set them in "
                                  "the scenario file (its test data is built from each group's dataset)")
-    elif args.users is None:
-        raise FolioperfError("how many virtual users? give --users N (-u N)")
     elif args.users_scale != 1.0:
         raise FolioperfError("--users-scale is for scenarios (a .toml file); give --users N for one workflow")
     if args.master and args.workers:
@@ -263,6 +257,8 @@ def plan(args: argparse.Namespace) -> Plan:
         workflow = _workflow(spec)
         units = [Unit("", workflow, None)]
         users, extra, default_rate = args.users, _workflow_options(workflow, list(getattr(args, "extra", []))), workflow.spawn_rate
+        if users is None:  # after the workflow and the other options: a misspelt --users is named there
+            raise FolioperfError("how many virtual users? give --users N (-u N)")
     for unit in units:
         name = args.dataset or unit.workflow.dataset
         unit.dataset = dataset_mod.load(name) if name else None

@@ -78,6 +78,7 @@ from folioperf.rates import parse_rate
 from folioperf.pools import MODES, UserPools
 from folioperf.testdata import Draw, check_draw
 from folioperf.timers import Timers
+from folioperf.wording import did_you_mean
 
 __all__ = ["Option", "Workflow", "FolioUser", "FolioTaskSet", "FolioSequentialTaskSet", "task",
            "ENTRY_POINT_GROUP", "Registered", "registered", "find_workflow", "load_workflow_file"]
@@ -436,7 +437,8 @@ def find_workflow(spec: str) -> Workflow:
     if spec in found:
         return found[spec].workflow
     hint = f" ({len(problems)} plugin(s) failed to load: `folioperf workflows` shows why)" if problems else ""
-    raise FolioperfError(f"unknown workflow {spec!r}; known: {', '.join(sorted(found)) or 'none'}{hint}")
+    raise FolioperfError(f"unknown workflow {spec!r}; known: {', '.join(sorted(found)) or 'none'}{hint}"
+                         f"{did_you_mean(spec, found)}")
 
 
 @cache

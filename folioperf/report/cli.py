@@ -38,11 +38,12 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
                     "sides each delta gets a 95 % bootstrap confidence interval. Runs of different user counts, "
                     "durations or options are compared with a warning. Gates (--fail-if) make the command exit 1 "
                     "for CI pipelines.",
+        # argparse prints an epilog as written (only help strings are %-formats): these gates are copied as is
         epilog="Gates: [NAME:]METRIC OP [+|-]THRESHOLD[%|ms|s], METRIC one of avg p50 p75 p90 p95 p99 failures "
                "rps. A signed threshold limits the Delta, positive when NEW is better as in the tables (faster, "
-               "more throughput, fewer failures); the gate fails when the Delta falls below it: 'p95<-5%%' (p95 "
-               "more than 5 %% slower), 'rps<-10%%', 'avg<-50ms', 'failures<-0' (any more failures). An unsigned "
-               "one limits NEW itself ('p95>800ms', 'failures>0', 'failures>1%%', 'rps<20'). A latency "
+               "more throughput, fewer failures); the gate fails when the Delta falls below it: 'p95<-5%' (p95 "
+               "more than 5 % slower), 'rps<-10%', 'avg<-50ms', 'failures<-0' (any more failures). An unsigned "
+               "one limits NEW itself ('p95>800ms', 'failures>0', 'failures>1%', 'rps<20'). A latency "
                "regression whose confidence interval includes no change does not fail. Gates are refused "
                "when the sides ran different tests, unless --force.")
     compare.add_argument("sides", nargs="*", metavar="DIR",

@@ -1,0 +1,56 @@
+"""The `folioperf` command as typed: its help, and bad input that names what was meant."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+
+import pytest
+
+from folioperf.report.compare import parse_gate
+from tests.locust_process import folioperf
+
+NO_DB = "postgresql://postgres@127.0.0.1:9/never"  # bad input must not reach for a database
+
+
+def refused(*args: str, cwd=None) -> subprocess.CompletedProcess:
+    proc = folioperf(*args, cwd=cwd, timeout=60, FOLIOPERF_DB=NO_DB)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr, proc.stderr
+    return proc
+
+
+def test_bare_folioperf_prints_the_help():
+    proc = folioperf(timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("usage: folioperf") and "run" in proc.stdout and not proc.stderr
+
+
+def test_the_gates_compare_help_shows_are_accepted_as_copied():
+    proc = folioperf("compare", "--help", timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    epilog = " ".join(proc.stdout[proc.stdout.index("Gates:"):].split())
+    gates = re.findall(r"'([^' ]+)'", epilog)
+    assert "p95<-5%" in gates and len(gates) >= 6, epilog
+    for gate in gates:
+        parse_gate(gate)  # raises on a gate it refuses (e.g. 'p95<-5%%')
+
+
+@pytest.mark.parametrize("args, message", [
+    (["run", "check-in-check-out", "--usres", "4"], "unknown option --usres for workflow check-in-check-out"),
+    (["run", "hold"], "unknown workflow 'hold'"),
+    (["run", "cico", "--users", "1"], "unknown workflow 'cico'"),
+    (["workflows", "renw"], "unknown workflow 'renw'"),
+    (["rnu", "holds"], "invalid choice: 'rnu'"),
+    (["sandbox", "strat"], "invalid choice: 'strat'"),
+    (["run", "holds", "--users", "1", "--auth", "expirey"], "invalid choice: 'expirey'"),
+    (["report", "--outptu", "r.md", "results"], "unrecognized arguments: --outptu"),
+    (["sandbox", "start", "--hots", "0.0.0.0"], "unrecognized arguments: --hots"),
+])
+def test_a_misspelt_name_is_named_with_the_nearest_one(args, message, tmp_path):
+    meant = {"--usres": "--users", "hold": "holds", "cico": "check-in-check-out", "renw": "renew", "rnu": "run",
+             "strat": "start", "expirey": "expiry", "--outptu": "--output", "--hots": "--host"}
+    typo = next(word for word in args if word in meant)
+    proc = refused(*args, cwd=tmp_path)
+    assert message in proc.stderr and f"did you mean {meant[typo]}?" in proc.stderr, proc.stderr
+    assert not (tmp_path / "results").exists()
