@@ -190,8 +190,10 @@ def _check_results_dir(path: str) -> None:
     existing = next(p for p in (target, *target.parents) if p.exists())
     if not existing.is_dir():
         raise FolioperfError(f"cannot write results under {path}: {existing} is not a directory")
-    if not os.access(existing, os.W_OK | os.X_OK):
-        raise FolioperfError(f"cannot write results under {path}: {existing} is not writable")
+    try:  # a real try, not os.access: root passes that for /proc or a read-only mount
+        os.rmdir(tempfile.mkdtemp(prefix=".folioperf-check-", dir=existing))
+    except OSError as exc:
+        raise FolioperfError(f"cannot write results under {path}: {existing} is not writable ({exc.strerror})") from None
 
 
 def _check_prometheus(args: argparse.Namespace) -> None:

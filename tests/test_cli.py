@@ -54,3 +54,11 @@ def test_a_misspelt_name_is_named_with_the_nearest_one(args, message, tmp_path):
     proc = refused(*args, cwd=tmp_path)
     assert message in proc.stderr and f"did you mean {meant[typo]}?" in proc.stderr, proc.stderr
     assert not (tmp_path / "results").exists()
+
+
+def test_results_that_cannot_be_written_are_refused_before_anything_starts(tmp_path):
+    """Before, root passed os.access for /proc: the whole test ran, then its results were lost (exit 8)."""
+    proc = refused("run", "holds", "--users", "1", "--results", "/proc/nope", cwd=tmp_path)
+    assert proc.stderr.startswith("folioperf: error: cannot write results under /proc/nope: /proc is not writable"), \
+        proc.stderr
+    assert "starting the sandbox" not in proc.stdout + proc.stderr
