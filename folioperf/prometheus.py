@@ -15,7 +15,7 @@ Every scrape reads the run as it is (`RunCollector`): the metrics merged from al
     folioperf_scheduled_iterations_total{name}             open model: iterations started on schedule, and their
     folioperf_scheduled_latency_seconds{name}              latency from the scheduled start (coordinated omission)
     folioperf_task_errors_total{name}                      tasks' exceptions outside any transaction
-    folioperf_users{group}, folioperf_users_target         users running (per user group) and asked for
+    folioperf_users{group}, folioperf_users_target{group}  users running (per user group) and asked for
     folioperf_rate_target_per_second{group}                open model: the target, the rate achieved so far in
     folioperf_rate_achieved_per_second{group}              this test, and whether it falls short (as the run's
     folioperf_rate_missed{group}                           `rate_missed` flag: below 95 % of the target)
@@ -48,10 +48,12 @@ text format, which Prometheus is always given: OpenMetrics costs a third more), 
 (35 series, ~4,000 lines) costs ~50 ms a scrape: 0.3 % of a core scraped every 15 s, 5 % every second. With
 workers it is the master's CPU, not the load generators'. folioperf_scrape_cpu_seconds_total shows it.
 
-The final counts. Locust quits soon after a test ends; a scrape a second later would find nobody. When
-Prometheus has been scraping, the process waits (at `quit`) until one scrape that began after the end has
-been served, at most twice the interval seen between scrapes plus a second (LINGER_MAX_S in all), so the
-last sample Prometheus holds is the results directory's count.
+The final counts. Locust quits soon after a test ends; a scrape a second later would find nobody. When a
+scraper has been coming at a regular interval (`Exporter.scraper_interval`: at least 3 scrapes, most gaps
+within half of their median, the last no more than two intervals ago), the process waits (at `quit`) until
+one scrape that began after the end has been served, at most twice that interval plus a second
+(LINGER_MAX_S in all), so the last sample Prometheus holds is the results directory's count. A scrape by
+hand (a curl or two) is no scraper: nothing waits for it to come back.
 """
 
 from __future__ import annotations
@@ -94,7 +96,8 @@ BOUND_RATIO = 1.05
 LOWEST_BOUND_US = 100
 HIGHEST_BOUND_US = 600_000_000
 LINGER_MAX_S = 125.0  # a Prometheus scraping every minute gets its last scrape
-LINGER_UNKNOWN_INTERVAL_S = 60.0  # one scrape seen so far: assume Prometheus' default interval
+REGULAR_SCRAPES = 3  # fewer seen: scraped by hand, nobody to wait for
+REGULAR_TOLERANCE = 0.5  # a gap within half of the median gap is on schedule (Prometheus jitters little)
 _RECENT_SCRAPES = 6
 
 
@@ -220,7 +223,10 @@ class RunCollector:
             users.add_metric([key], count)
         yield users
         target = run.test.users_target if run.test is not None else getattr(runner, "target_user_count", 0) or 0
-        yield GaugeMetricFamily("folioperf_users_target", "virtual users asked for", value=target)
+        targets = GaugeMetricFamily("folioperf_users_target", "virtual users asked for", labels=("group",))
+        for key, count in sorted(_per_group(run.environment.user_classes, groups, target).items()):
+            targets.add_metric([key], count)
+        yield targets
 
     def _rates(self, totals: Mapping[tuple[str, str], Tally], duration: float,
                scheduled_from: Mapping[str, float]) -> Iterator[Metric]:
@@ -294,6 +300,22 @@ def listen(address: str) -> socket.socket:
     return sock
 
 
+def _per_group(classes: Iterable[Any], groups: Mapping[str, str], target: int) -> dict[str, int]:
+    """`target` users as Locust's dispatcher shares them out: a fixed count per class that has one (a scenario's
+    groups), the rest by weight."""
+    classes = list(classes)
+    fixed = {cls.__name__: cls.fixed_count for cls in classes if getattr(cls, "fixed_count", 0)}
+    weighted = [cls for cls in classes if cls.__name__ not in fixed]
+    rest = max(target - sum(fixed.values()), 0)
+    weights = sum(getattr(cls, "weight", 1) for cls in weighted) or 1
+    per_class = {**fixed, **{cls.__name__: round(rest * getattr(cls, "weight", 1) / weights) for cls in weighted}}
+    per_group: dict[str, int] = {}
+    for name, count in per_class.items():
+        key = groups.get(name, name)
+        per_group[key] = per_group.get(key, 0) + count
+    return per_group
+
+
 class _Served:
     """A response body that reports when the server has written it all (pywsgi calls close())."""
 
@@ -344,17 +366,30 @@ class Exporter:
 
         return _Served(body, done)
 
+    def scraper_interval(self, now: float) -> float | None:
+        """The interval of a scraper still coming at a regular one (see the module docstring), else None."""
+        scrapes = list(self._scrapes)
+        if len(scrapes) < REGULAR_SCRAPES:
+            return None
+        gaps = [b - a for a, b in zip(scrapes, scrapes[1:])]
+        interval = statistics.median(gaps)
+        on_schedule = sum(abs(gap - interval) <= REGULAR_TOLERANCE * interval for gap in gaps)
+        if 2 * on_schedule <= len(gaps) or now - scrapes[-1] > 2 * interval + 1:
+            return None
+        return interval
+
     def linger(self) -> None:
         """At the end of the process: let a Prometheus that has been scraping take the final counts."""
-        if self._server is None or not self._scrapes:
+        if self._server is None:
             return
         end = time.monotonic()
-        scrapes = list(self._scrapes)
-        gaps = [b - a for a, b in zip(scrapes, scrapes[1:])]
-        interval = statistics.median(gaps) if gaps else LINGER_UNKNOWN_INTERVAL_S
+        interval = self.scraper_interval(end)
+        if interval is None:
+            return
         deadline = end + min(2 * interval + 1, LINGER_MAX_S)
         if deadline - end > 5:
-            log.warning("waiting up to %.0f s for Prometheus to scrape the final counts", deadline - end)
+            log.warning("waiting up to %.0f s for Prometheus (scraping every %.0f s) to scrape the final counts",
+                        deadline - end, interval)
         while self._last_served < end:
             self._served.clear()
             if not self._served.wait(timeout=max(deadline - time.monotonic(), 0)):

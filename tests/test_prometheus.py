@@ -222,7 +222,9 @@ def test_plain_locust_serves_live_metrics_that_end_at_the_exact_counts(synthetic
     # the STOP event is fired while the users stop: scrapes during the test saw less
     assert value(running[0], "folioperf_transactions_total", name="Stop") in (None, 0.0)
     assert max(sum(v for (n, _), v in s.items() if n == "folioperf_users") for s in run.scrapes) == USERS
-    assert value(final, "folioperf_users_target") == USERS
+    targets = {dict(labels)["group"]: v for (name, labels), v in final.items() if name == "folioperf_users_target"}
+    users = {dict(labels)["group"] for s in run.scrapes for (name, labels), _ in s.items() if name == "folioperf_users"}
+    assert sum(targets.values()) == USERS and set(targets) == users, targets  # per group, as folioperf_users
     (info,) = [dict(labels) for (name, labels), v in final.items() if name == "folioperf_run_info" and v == 1]
     assert info["workflow"] == "locust" and info["version"]
     if run.mode != "local":  # only the master serves (a worker listening too would have failed: port in use)
@@ -279,6 +281,27 @@ def test_the_web_ui_run_is_served_before_during_and_after_its_test(tmp_path):
         proc.send_signal(signal.SIGTERM)
         output = output_of(proc, timeout=30)
     assert "Traceback" not in output, output
+
+
+def test_a_scrape_by_hand_is_not_waited_for(tmp_path):
+    """One curl of /metrics is no Prometheus: before, the process waited 121 s at its end for it to come back."""
+    port = free_port()
+    proc = synthetic_locust(tmp_path, "--headless", "-u", str(USERS), "-r", "100", "-t", "2s", "--only-summary",
+                            "--prometheus", str(port))
+    try:
+        def scrape() -> bool:
+            try:
+                return requests.get(f"http://127.0.0.1:{port}/metrics", timeout=5).ok
+            except requests.ConnectionError:
+                assert proc.poll() is None, output_of(proc)
+                return False
+
+        wait_for(scrape, "one scrape by hand")
+        output = output_of(proc, timeout=60)  # a process that waited for a scraper would run into this deadline
+    finally:
+        proc.kill()
+    assert proc.returncode == 1, output  # the known samples hold failures
+    assert "for Prometheus" not in output and "Traceback" not in output, output
 
 
 @pytest.mark.parametrize("rate, missed", [("5/s", False), ("200/s", True)])
@@ -387,7 +410,7 @@ def test_prometheus_holds_the_results_counts_of_a_two_worker_run(prometheus, run
         for entry in res.transactions():
             assert p95[(entry.name,)] * 1000 == pytest.approx(entry.p95, rel=0.05), entry.name
         assert server.values("max_over_time(folioperf_users[10m])", "group") == {("holds",): 8.0}
-        assert server.values(last.format("folioperf_users_target")) == {(): 8.0}
+        assert server.values(last.format("folioperf_users_target"), "group") == {("holds",): 8.0}
         scraped_last = server.values("max_over_time(timestamp(folioperf_users_target)[10m:1s])")[()]
         info = server.query("folioperf_run_info", at=scraped_last)  # the labels as the last scrape had them
         assert [r["metric"]["workflow"] for r in info] == ["holds"]
