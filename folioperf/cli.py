@@ -49,6 +49,16 @@ class Parser(configargparse.ArgumentParser):
         raise SystemExit(2)
 
 
+    def format_help(self) -> str:
+        """configargparse's `[env var: X]` after each option, without its closing paragraph (config-file syntax and
+        a goo.gl link): `folioperf run`'s description says where options come from."""
+        for action in self._actions:
+            env = getattr(action, "env_var", None)
+            if env and action.help != argparse.SUPPRESS and f"[env var: {env}]" not in (action.help or ""):
+                action.help = f"{action.help or ''} [env var: {env}]"
+        return argparse.ArgumentParser.format_help(self)
+
+
 _INVALID_CHOICE = re.compile(r"invalid choice: '(?P<given>[^']*)' \(choose from (?P<known>.*)\)$")
 _QUOTED = re.compile(r"'([^']*)'")
 

@@ -16,11 +16,18 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
                                    "in its data directory. `run`, `seed`, `reset`, `pools` and `sandbox` start it "
                                    "when they need it; it keeps running until `folioperf db stop`.")
     dsub = p.add_subparsers(dest="db_command", metavar="COMMAND", required=True)
-    dsub.add_parser("status", help="where it is, its version, whether it runs, how to connect").set_defaults(
+    dsub.add_parser("status", help="where it is, its version, whether it runs, how to connect",
+                    description="Where folioperf's own PostgreSQL cluster lives, its server version, whether it "
+                                "runs, its socket and the DSN to connect with; says so when "
+                                f"${DB_ENV} makes the commands use another database.").set_defaults(
         handler="folioperf.db_cli:status")
-    dsub.add_parser("start", help="create it the first time, start it, or find it running").set_defaults(
+    dsub.add_parser("start", help="create it the first time, start it, or find it running",
+                    description="Create folioperf's own PostgreSQL cluster the first time, start it, or find it "
+                                "running; prints its DSN.").set_defaults(
         handler="folioperf.db_cli:start")
-    dsub.add_parser("stop", help="stop it (its data stays)").set_defaults(handler="folioperf.db_cli:stop")
+    dsub.add_parser("stop", help="stop it (its data stays)",
+                    description="Stop folioperf's own PostgreSQL cluster; its data stays for the next start.").set_defaults(
+        handler="folioperf.db_cli:stop")
 
 
 def _preloaded(dsn: str) -> str:

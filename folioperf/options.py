@@ -252,7 +252,8 @@ RUN_OPTIONS: tuple[Opt, ...] = (
          switch=True),
     _run("--trace", "record where each API call's and transaction's time goes, per FOLIO module, from Okapi's "
                     "X-Okapi-Trace headers (Okapi sends them with trace_headers=true; the built-in sandbox is started "
-                    "with them); it costs the load generator about 9 percent of its requests per core", switch=True),
+                    "with them); it costs a load generator short of CPU about 11% of its requests per core "
+                    "(bench/generator.py)", switch=True),
     _run("--rate", "open model: start iterations at this rate for the whole run (all users and workers), e.g. 20/s "
                    "or 90/m; latency is also measured from each iteration's scheduled start (default: the "
                    "workflow's, if any)", type=rate, metavar="N/s"),
@@ -269,10 +270,9 @@ RUN_OPTIONS: tuple[Opt, ...] = (
          metavar="RATE"),
     _run("--allow-partial-ramp", "accept a run whose users were not all running for at least half its duration "
                                  "(otherwise it is flagged ramp_incomplete, exit 7)", switch=True),
-    _run("--db", "the target's PostgreSQL (folioperf run: the sandbox's, default $FOLIOPERF_DB or folioperf's own "
-                 "cluster; or your FOLIO's, to seed, reset and build test data): the results get its top "
-                 "statements, connections and scans (pg_stat_statements)", metavar="DSN", env=_env("db_monitor"),
-         web_ui=False),
+    _run("--db", "the target's PostgreSQL (folioperf run: the sandbox's, default folioperf's own cluster; or your "
+                 "FOLIO's, to seed, reset and build test data): the results get its top statements, connections "
+                 "and scans (pg_stat_statements)", metavar="DSN", web_ui=False),
     _run("--server-metrics", "where the servers' CPU, memory and connections come from, collected by the master "
                              "during each test into the results: sandbox (the default with the sandbox: its "
                              "processes and its PostgreSQL), prometheus:URL (per FOLIO module from cAdvisor, the "

@@ -66,7 +66,8 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
                     "built-in sandbox on a free port, seeded with the workflow's dataset and stopped afterwards; "
                     "with --okapi-url against your FOLIO (the password comes from FOLIOPERF_PASSWORD or a prompt). "
                     "Options a workflow defines (e.g. holds' --variant) are accepted after the workflow's name. "
-                    "Options also come from locust.conf, --config FILE and LOCUST_*/FOLIOPERF_* variables.",
+                    "Options also come from, later winning: ~/.locust.conf, ./locust.conf, ./pyproject.toml's "
+                    "[tool.locust], --config FILE, the variables named below, the command line.",
         epilog=EXIT_CODES, **config)
     p.add_argument("workflow", nargs="?", metavar="WORKFLOW", help="a workflow name (`folioperf workflows`) or a .py file")
     p.add_argument("--config", is_config_file_arg=True, metavar="FILE", help="read options from this file too")

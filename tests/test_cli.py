@@ -62,3 +62,37 @@ def test_results_that_cannot_be_written_are_refused_before_anything_starts(tmp_p
     assert proc.stderr.startswith("folioperf: error: cannot write results under /proc/nope: /proc is not writable"), \
         proc.stderr
     assert "starting the sandbox" not in proc.stdout + proc.stderr
+
+
+def _help(*command: str) -> str:
+    proc = folioperf(*command, "--help", timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def _option_help(text: str, flag: str) -> str:
+    """The help of one option in a --help page, on one line."""
+    block = re.search(rf"^  {re.escape(flag)}\b.*?(?=^  -|^\S|\Z)", text, re.MULTILINE | re.DOTALL)
+    assert block, flag
+    return " ".join(block.group(0).split())
+
+
+def test_run_help_says_what_the_code_does_and_ends_with_the_exit_codes():
+    text = _help("run")
+    assert _option_help(text, "--db").endswith("[env var: FOLIOPERF_DB]")  # the README's name, which --db reads
+    assert "FOLIOPERF_DB_MONITOR" not in text
+    assert "about 11% of its requests per core" in _option_help(text, "--trace")  # the README's measured figure
+    assert "goo.gl" not in text and "Args that start with" not in text and "In general" not in text
+    assert " ".join(text.split()).endswith("9 the target stopped answering; 130 interrupted.")
+
+
+@pytest.mark.parametrize("command", [("sandbox", "start"), ("sandbox", "init"), ("db", "status"), ("db", "start"),
+                                     ("db", "stop")])
+def test_every_command_describes_itself(command):
+    text = _help(*command)
+    description = text.split("\n\n")[1]
+    assert not description.startswith(("options:", "positional")), text
+    if command == ("sandbox", "start"):
+        assert "interface to listen on" in _option_help(text, "--host")
+    if command[0] == "sandbox":
+        assert "--admin-password" not in text and "FOLIOPERF_PASSWORD" in text

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from folioperf.config import DEFAULT_ADMIN_PASSWORD, DEFAULT_ADMIN_USER, DEFAULT_TENANT
+from folioperf.config import DEFAULT_ADMIN_PASSWORD, DEFAULT_ADMIN_USER, DEFAULT_TENANT, PASSWORD_ENV
 from folioperf.releases import DEFAULT as DEFAULT_RELEASE
 from folioperf.releases import RELEASES
 
@@ -40,8 +40,8 @@ def _common(p: argparse.ArgumentParser) -> None:
                                                "the database is created when missing)")
     p.add_argument("--tenant", dest="tenants", action="append", type=_tenant, metavar="TENANT",
                    help=f"tenant id; repeat for several (default {DEFAULT_TENANT})")
-    p.add_argument("--admin-user", default=DEFAULT_ADMIN_USER, help=f"admin username (default {DEFAULT_ADMIN_USER})")
-    p.add_argument("--admin-password", default=DEFAULT_ADMIN_PASSWORD, help="admin password (default: FOLIO's demo password)")
+    p.add_argument("--admin-user", default=DEFAULT_ADMIN_USER, help=f"admin username (default {DEFAULT_ADMIN_USER}); "
+                   f"its password comes from {PASSWORD_ENV} (default {DEFAULT_ADMIN_PASSWORD!r}, FOLIO's demo one)")
     p.add_argument("--reset", action="store_true", help="drop the tenants' schemas first")
     p.add_argument("--folio-release", type=_release, default=DEFAULT_RELEASE, metavar="NAME",
                    help=f"answer as this FOLIO release's modules, with their versions and shapes "
@@ -52,13 +52,21 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     sandbox = sub.add_parser("sandbox", help="the built-in FOLIO sandbox", description="A FOLIO-shaped target on PostgreSQL.")
     ssub = sandbox.add_subparsers(dest="sandbox_command", metavar="COMMAND", required=True)
 
-    init = ssub.add_parser("init", help="create or upgrade tenant schemas and reference data")
+    init = ssub.add_parser("init", help="create or upgrade tenant schemas and reference data",
+                           description="Create or upgrade each tenant's schemas with FOLIO's RMB layout, load FOLIO's "
+                                       "reference records, the sandbox's service points, locations and policies, and "
+                                       f"the admin user (its password from {PASSWORD_ENV}, else FOLIO's demo one). "
+                                       "`sandbox start` does this first; alone, it prepares a database to seed.")
     _common(init)
     init.set_defaults(handler="folioperf.sandbox.commands:init")
 
-    start = ssub.add_parser("start", help="serve the sandbox until SIGINT/SIGTERM (runs init first)")
+    start = ssub.add_parser("start", help="serve the sandbox until SIGINT/SIGTERM (runs init first)",
+                            description="Serve the built-in FOLIO on PostgreSQL (Okapi's API, or Kong's with --eureka) "
+                                        "until SIGINT or SIGTERM, after `sandbox init`; it prints `sandbox ready at URL` "
+                                        "once it answers. Run against it with `folioperf run WORKFLOW --okapi-url URL`.")
     _common(start)
-    start.add_argument("--host", default="127.0.0.1")
+    start.add_argument("--host", default="127.0.0.1",
+                       help="the interface to listen on (default 127.0.0.1: this machine only; 0.0.0.0 for all)")
     start.add_argument("--port", type=_port, default=9130, help="port (0 picks a free one; default 9130)")
     start.add_argument("--processes", type=int, default=1, help="worker processes sharing the port (default 1)")
     start.add_argument("--token-ttl", type=int, metavar="SECONDS",

@@ -13,10 +13,11 @@ monkey.patch_all()
 
 import argparse  # noqa: E402
 import logging  # noqa: E402
+import os  # noqa: E402
 import sys  # noqa: E402
 
 from folioperf import db, releases  # noqa: E402
-from folioperf.config import DEFAULT_TENANT  # noqa: E402
+from folioperf.config import DEFAULT_ADMIN_PASSWORD, DEFAULT_TENANT, PASSWORD_ENV  # noqa: E402
 from folioperf.errors import FolioperfError  # noqa: E402
 
 
@@ -28,7 +29,9 @@ def _init(args: argparse.Namespace) -> list[str]:
     release = releases.release(args.folio_release)
     versions = release.versions(releases.EUREKA if getattr(args, "eureka", False) else releases.OKAPI)
     db.ensure_database(args.db)
-    note = reference.init_database(args.db, tenants, args.admin_user, args.admin_password, reset=args.reset,
+    # never an option (argv shows in `ps`): the environment, as every folioperf password
+    password = os.environ.get(PASSWORD_ENV) or DEFAULT_ADMIN_PASSWORD
+    note = reference.init_database(args.db, tenants, args.admin_user, password, reset=args.reset,
                                    versions=versions)
     if note:
         print(f"folioperf: warning: {note}", file=sys.stderr, flush=True)

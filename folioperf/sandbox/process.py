@@ -3,6 +3,7 @@ the benchmarks): `folioperf sandbox start --port 0`, waiting for its ready line 
 
 from __future__ import annotations
 
+import os
 import queue
 import signal
 import subprocess
@@ -12,7 +13,7 @@ import time
 from dataclasses import dataclass, field
 
 from folioperf.children import popen_options
-from folioperf.config import DEFAULT_ADMIN_PASSWORD, DEFAULT_ADMIN_USER, DEFAULT_TENANT
+from folioperf.config import DEFAULT_ADMIN_PASSWORD, DEFAULT_ADMIN_USER, DEFAULT_TENANT, PASSWORD_ENV
 from folioperf.errors import FolioperfError
 from folioperf.releases import DEFAULT as DEFAULT_RELEASE
 
@@ -70,8 +71,9 @@ class SandboxInstance:
 def start_sandbox(dsn: str, tenants: tuple[str, ...] = (DEFAULT_TENANT,), processes: int = 1, log_path: str | None = None,
                   eureka: bool = False, folio_release: str = DEFAULT_RELEASE, **options: object) -> SandboxInstance:
     """Start `folioperf sandbox start` on a free port; returns once it answers. `eureka` and `folio_release`
-    choose the platform and the FOLIO release it answers as; other options map to flags (`token_ttl=2` →
-    `--token-ttl 2`; `legacy_login=False` → `--no-legacy-login`)."""
+    choose the platform and the FOLIO release it answers as; `admin_password` the admin's (in its environment);
+    other options map to flags (`token_ttl=2` → `--token-ttl 2`; `legacy_login=False` → `--no-legacy-login`)."""
+    password = str(options.pop("admin_password", None) or DEFAULT_ADMIN_PASSWORD)
     cmd = [sys.executable, "-m", "folioperf", "sandbox", "start", "--port", "0", "--db", dsn, "--processes", str(processes),
            "--folio-release", folio_release]
     if eureka:
@@ -87,7 +89,10 @@ def start_sandbox(dsn: str, tenants: tuple[str, ...] = (DEFAULT_TENANT,), proces
         elif value is not None:
             cmd += [flag, str(value)]
     stderr = open(log_path, "ab") if log_path else subprocess.DEVNULL
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=stderr, text=True, **popen_options())
+    # the admin's password in the environment, never in argv; set even when it is the default, so a
+    # FOLIOPERF_PASSWORD meant for another FOLIO does not become this sandbox's
+    env = {**os.environ, PASSWORD_ENV: password}
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=stderr, text=True, env=env, **popen_options())
     lines: queue.Queue[str | None] = queue.Queue()
 
     def pump() -> None:
@@ -112,5 +117,5 @@ def start_sandbox(dsn: str, tenants: tuple[str, ...] = (DEFAULT_TENANT,), proces
             raise FolioperfError(f"sandbox exited with {proc.wait()} before it was ready\n{log[-2000:]}")
         if "sandbox ready at " in line:
             url = line.split("sandbox ready at ", 1)[1].split()[0]
-            return SandboxInstance(url, tenants[0], DEFAULT_ADMIN_USER, DEFAULT_ADMIN_PASSWORD, dsn, proc, tenants,
+            return SandboxInstance(url, tenants[0], DEFAULT_ADMIN_USER, password, dsn, proc, tenants,
                                    eureka, folio_release)

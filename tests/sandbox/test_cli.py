@@ -9,6 +9,7 @@ import subprocess
 import sys
 import uuid
 
+import psutil
 import psycopg
 import pytest
 import requests
@@ -139,3 +140,25 @@ def test_start_without_db_serves_from_the_database_folioperf_db_names(new_dsns):
         proc.terminate()
         proc.communicate(timeout=60)
     assert database_exists(dsn)
+
+
+def test_the_admin_password_comes_from_the_environment_never_the_command_line(new_dsns, tmp_path):
+    """`sandbox start|init` read the admin's password from FOLIOPERF_PASSWORD, as `run` does; before, it was
+    --admin-password, which `ps` and shell histories show."""
+    dsn = new_dsns()
+    refused = folioperf("sandbox", "init", "--db", dsn, "--admin-password", "x")
+    assert refused.returncode == 2 and "unrecognized arguments: --admin-password" in refused.stderr, refused.stderr
+    assert not database_exists(dsn)
+    secret = f"Zebra-{uuid.uuid4().hex[:12]}"
+    sandbox = start_sandbox(dsn, tenants=("fs00000077",), admin_password=secret, log_path=str(tmp_path / "sandbox.log"))
+    try:
+        assert secret not in " ".join(psutil.Process(sandbox.process.pid).cmdline())
+        login = {"username": sandbox.username, "password": secret}
+        r = requests.post(sandbox.url + "/authn/login", json=login, headers=sandbox.headers(), timeout=30)
+        assert r.status_code == 201, r.text
+        r = requests.post(sandbox.url + "/authn/login", json={**login, "password": "admin"}, headers=sandbox.headers(),
+                          timeout=30)
+        assert r.status_code == 422, r.text
+    finally:
+        sandbox.stop()
+    assert secret not in (tmp_path / "sandbox.log").read_text()
