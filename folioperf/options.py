@@ -128,6 +128,19 @@ def prometheus_address(text: str) -> str:
     return f"[{host}]:{value}" if ":" in host else f"{host}:{value}"
 
 
+def okapi_url(text: str) -> str:
+    """An http(s) URL; a bare host:port is refused with the URL meant (HTTP clients fail on it with InvalidSchema)."""
+    url = str(text).strip()
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        raise argparse.ArgumentTypeError(f"{text!r} has no scheme: add http:// (or https://), e.g. http://{url}")
+    if scheme.lower() not in ("http", "https"):
+        raise argparse.ArgumentTypeError(f"{text!r} is not an http:// or https:// URL, e.g. http://{rest}")
+    if not rest.strip("/"):
+        raise argparse.ArgumentTypeError(f"{text!r} has no host, e.g. http://127.0.0.1:9130")
+    return url
+
+
 def split_address(address: str) -> tuple[str, int]:
     """A `prometheus_address` as (host, port)."""
     host, _, number = address.rpartition(":")
@@ -327,7 +340,7 @@ CLI_OPTIONS: tuple[Opt, ...] = (
     Opt(("--web-port",), "web UI port (default 8089)", type=port, default=8089, metavar="PORT", env="LOCUST_WEB_PORT",
         group="distributed load"),
     Opt(("-H", "--okapi-url", "--host"), "your FOLIO's Okapi (or Kong) URL; default: the built-in sandbox",
-        dest="okapi_url", metavar="URL", env="LOCUST_HOST", group="target"),
+        dest="okapi_url", type=okapi_url, metavar="URL", env="LOCUST_HOST", group="target"),
     Opt(("--latency-profile",), "sandbox only: answer with a real FOLIO's response times (e.g. lotus)",
         metavar="NAME|FILE", env=_env("latency_profile"), group="target"),
     Opt(("--folio-release",), f"sandbox only: answer as this FOLIO release's modules ({', '.join(RELEASES)}; "

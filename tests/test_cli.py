@@ -96,3 +96,13 @@ def test_every_command_describes_itself(command):
         assert "interface to listen on" in _option_help(text, "--host")
     if command[0] == "sandbox":
         assert "--admin-password" not in text and "FOLIOPERF_PASSWORD" in text
+
+
+@pytest.mark.parametrize("url, says", [
+    ("127.0.0.1:9130", "'127.0.0.1:9130' has no scheme: add http:// (or https://), e.g. http://127.0.0.1:9130"),
+    ("ftp://folio.example.org", "'ftp://folio.example.org' is not an http:// or https:// URL"),
+])
+def test_an_okapi_url_without_http_says_what_to_add(url, says, tmp_path):
+    """Before: (InvalidSchema) from the HTTP client, after the password was asked for."""
+    proc = refused("run", "holds", "--users", "1", "--okapi-url", url, cwd=tmp_path)
+    assert says in proc.stderr and "InvalidSchema" not in proc.stderr, proc.stderr
