@@ -32,6 +32,7 @@ from rich.text import Text
 from folioperf.metrics import ERROR, SCHEDULED, SCRIPT, TRANSACTION
 from folioperf.wording import plural
 
+NESTED_MARK = " (inside another)"  # a transaction recorded within another: its count is not added to the total
 PIPE_WIDTH = 200  # a log or pipe has no width: lay it out wide rather than at rich's default 80
 _NUMBERS = ("Requests", "Failures", "Average", "50th", "75th", "95th", "req/s")  # the summary's columns after the name
 _GAP = 2  # spaces before each of them
@@ -114,8 +115,9 @@ def _numbers(e: dict) -> list[str]:
 def print_summary(snapshot: Any, path: Path | None, flags: Any, code: int, users: int, users_target: int) -> None:
     """The summary at the end of a run (master or local process, `folioperf run`)."""
     out = console()
-    entries = [{"type": e.type, "name": e.name, "count": e.count, "failures": e.failures, "avg": e.avg,
-                "p50": e.p50, "p75": e.p75, "p95": e.p95, "rps": e.rps} for e in snapshot.entries]
+    entries = [{"type": e.type, "name": _marked(e.type, e.name, snapshot.nested), "count": e.count,
+                "failures": e.failures, "avg": e.avg, "p50": e.p50, "p75": e.p75, "p95": e.p95, "rps": e.rps}
+               for e in snapshot.entries]
     out.print(summary(entries, out.width, "Results (ms)"))
     reached = plural(users, "user") + ("" if users == users_target else f" of the {users_target:,} asked for")
     out.print(f"{reached} · {plural(sum(e.count for e in snapshot.apis()), 'API call')} · "
@@ -151,20 +153,23 @@ class LiveView:
         self.over = False  # the test has ended: the last frame
         self._live = Live(console=self.console, auto_refresh=False, transient=False, redirect_stdout=False,
                           redirect_stderr=False)
-        self._streams: list[tuple[logging.StreamHandler, Any]] = []
+        self._streams: list[tuple[logging.StreamHandler, Any, logging.Formatter | None]] = []
 
     def _logs_above(self) -> None:
         """While the view runs, log lines go through its console, above it: the handlers Locust set up hold
         the terminal's stream itself, and a line written there would land inside the view and push its
-        frame down a line at every refresh. A log or pipe gets no frame but the last, at the end: its lines are
-        left alone there (the console would wrap them at its width)."""
+        frame down a line at every refresh. They read as folioperf's other lines there, without Locust's
+        timestamp and host. A log or pipe gets no frame but the last, at the end: its lines are left alone
+        there (the console would wrap them at its width)."""
         if not self.console.is_terminal:
             return
         terminal = {id(sys.stderr), id(sys.__stderr__), id(sys.stdout), id(sys.__stdout__)}
         for logger in (logging.getLogger(), *(logging.getLogger(n) for n in list(logging.root.manager.loggerDict))):
             for handler in getattr(logger, "handlers", ()):
                 if type(handler) is logging.StreamHandler and id(handler.stream) in terminal:
-                    self._streams.append((handler, handler.setStream(FileProxy(self.console, handler.stream))))
+                    self._streams.append((handler, handler.setStream(FileProxy(self.console, handler.stream)),
+                                          handler.formatter))
+                    handler.setFormatter(_OneLine())
 
     def start(self) -> None:
         self.started = time.monotonic()
@@ -175,8 +180,9 @@ class LiveView:
         self.over = True
         self.update()
         self._live.stop()
-        for handler, stream in self._streams:
+        for handler, stream, formatter in self._streams:
             handler.setStream(stream)
+            handler.setFormatter(formatter)
         self._streams = []
         if not self.console.is_terminal:  # a log or pipe gets the last frame without its line end
             self.console.line()
@@ -216,7 +222,7 @@ class LiveView:
         lines = []
         for e in snap.transactions():
             current = stats.get(e.name, TRANSACTION).get_current_response_time_percentile(0.95)
-            lines.append((e.name, e.count, e.failures, current, e.p95))
+            lines.append((_marked(TRANSACTION, e.name, snap.nested), e.count, e.failures, current, e.p95))
         if lines:
             name_width = max(12, min(max(len(n) for n, *_ in lines), width - 46))
             parts.append(Text(f"{'Transaction':<{name_width}} {'Count':>8} {'Failures':>9} {'p95 10s':>9} {'p95 (ms)':>9}",
@@ -225,6 +231,18 @@ class LiveView:
                 shown = name if len(name) <= name_width else name[: name_width - 1] + "…"
                 parts.append(Text(f"{shown:<{name_width}} {count:>8,} {failed:>9,} {fmt_ms(current):>9} {fmt_ms(overall):>9}"))
         return Group(*parts)
+
+
+def _marked(request_type: str, name: str, nested: Iterable[str]) -> str:
+    """A transaction that ran inside another, so marked: its row and its parent's are not two counts to add."""
+    return name + NESTED_MARK if request_type == TRANSACTION and name in nested else name
+
+
+class _OneLine(logging.Formatter):
+    """`folioperf: warning: ...` (the logger's package, the level): a log line above the live view."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return f"{record.name.split('.')[0]}: {record.levelname.lower()}: {super().format(record)}"
 
 
 def _beside(bar: ProgressBar, clock: str) -> Table:

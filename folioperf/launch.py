@@ -50,6 +50,11 @@ from folioperf.options import CLI_OPTIONS, LOCUST_FLAGS, RUN_OPTIONS, Settings, 
 from folioperf.servers.sources import check as check_server_metrics
 from folioperf.wording import did_you_mean, plural
 
+try:
+    import termios
+except ImportError:  # Windows: no terminal modes to set
+    termios = None  # type: ignore[assignment]
+
 err = console(stderr=True)
 WORKER_EXIT_TIMEOUT = 10.0  # after the master has ended: workers quit at once when told
 LOCUST_DEFAULTS_ENV = ("LOCUST_SKIP_MONKEY_PATCH", PASSWORD_ENV)
@@ -529,6 +534,7 @@ def _run(args: argparse.Namespace, chosen: Plan, processes: Processes, started: 
             bind = "127.0.0.1" if workers else args.master_bind_host
             cmd += ["--master", "--expect-workers", str(workers or args.expect_workers),
                     "--master-bind-host", bind, "--master-bind-port", str(port)]
+        _quiet_keyboard(stack)
         processes.start_master(cmd, target.password)
         if workers:
             for _ in range(workers):
@@ -545,6 +551,22 @@ def _run(args: argparse.Namespace, chosen: Plan, processes: Processes, started: 
         if code > 128:
             _report_killed_master(code, args.results_dir, started)
         return code
+
+
+def _quiet_keyboard(stack: ExitStack) -> None:
+    """While the master's live view has the terminal, what is typed there is not echoed into it (until the run
+    ends): Ctrl-C's `^C` or a stray key shifts the lines under the view, which then prints its header again."""
+    if termios is None or not sys.stdin.isatty():
+        return
+    fd = sys.stdin.fileno()
+    try:
+        before = termios.tcgetattr(fd)
+        quiet = list(before)
+        quiet[3] &= ~(termios.ECHO | termios.ECHOCTL)  # the local modes
+        termios.tcsetattr(fd, termios.TCSANOW, quiet)
+    except termios.error:
+        return  # not a terminal we may change: the view is merely less tidy
+    stack.callback(termios.tcsetattr, fd, termios.TCSANOW, before)
 
 
 def worker(args: argparse.Namespace) -> int:

@@ -92,3 +92,16 @@ def test_wide_numbers_stay_apart_in_every_section_at_80_and_200_columns():
             at = next(k for k, line in enumerate(lines) if line.startswith(f"  {name}"))
             row = lines[at] if lines[at].strip() != name else lines[at + 1]  # a name with a line of its own
             assert row.split()[-7:] == numbers, "\n".join(lines)
+
+
+def test_a_transaction_inside_another_is_marked_so_its_count_is_not_added_again():
+    """renew's "Renew loans" runs inside "Renew all loans": two rows of 50 read as 100 transactions."""
+    out = rendered(200)
+    for lines in (out["live"], out["printed"]):
+        assert [line for line in lines if "Renew loans (inside another)" in line], lines
+        assert not [line for line in lines if "Renew loans " in line and "(inside another)" not in line], lines
+    assert [line for line in out["live"] if "transactions 100" in line], out["live"]  # 50 + 50, not + the nested 50
+
+
+def test_log_lines_above_the_live_view_read_as_folioperfs_own():
+    assert "folioperf: warning: a line logged during the view" in rendered(80)["screen"]

@@ -4,7 +4,12 @@
 from __future__ import annotations
 
 import json
+import os
+import pty
+import select
 import signal
+import sys
+import time
 import subprocess
 import threading
 import uuid
@@ -16,8 +21,8 @@ import pytest
 from folioperf import results
 from folioperf.db import database_name, ensure_database, with_database
 from folioperf.outcome import EXIT_INTERRUPTED
-from tests.locust_process import (SEEDS_FULL_CICO, WORKFLOWS, folioperf, free_port, results_in, served, start_run,
-                                  wait_for)
+from tests.locust_process import (SEEDS_FULL_CICO, WORKFLOWS, clean_env, folioperf, folioperf_command, free_port,
+                                  results_in, served, start_run, wait_for)
 
 BROWSE = str(WORKFLOWS / "browse.py")
 SEEDING = ("SELECT count(*) FROM pg_stat_activity WHERE datname = %s AND application_name = 'folioperf-seed' "
@@ -150,3 +155,44 @@ def test_twice_stops_at_once_with_the_same_code(folio_sandbox, tmp_path):
     assert proc.returncode == EXIT_INTERRUPTED, output
     assert output.splitlines()[-1] == ("folioperf: stopped at once (Ctrl-C twice): the results were written before, "
                                        f"to out/{path.name}")
+
+
+def test_ctrl_c_typed_in_a_terminal_is_not_echoed_into_the_live_view(folio_sandbox, tmp_path):
+    """Typed, Ctrl-C echoes `^C` at the cursor, the end of the live view's frame: the frame then sat a line lower
+    than the view knew and its header was printed again. Its log line reads as folioperf's other lines."""
+    command = folioperf_command("run", BROWSE, "--users", "1", "--duration", "60s", "--okapi-url", folio_sandbox.url,
+                                "--results", str(tmp_path / "out"))
+    pid, terminal = pty.fork()
+    if pid == 0:  # the child: `folioperf run` in a terminal of its own
+        os.chdir(tmp_path)
+        os.execve(sys.executable, command, clean_env(FOLIOPERF_PASSWORD="admin"))
+    output = bytearray()
+
+    def read(until: bytes, timeout: float = 120) -> bool:
+        """What the terminal shows, until `until` or the end; whether it came."""
+        deadline = time.monotonic() + timeout
+        while until not in output:
+            assert time.monotonic() < deadline, output.decode(errors="replace")[-3000:]
+            if not select.select([terminal], [], [], 0.2)[0]:
+                continue
+            try:
+                chunk = os.read(terminal, 65536)
+            except OSError:  # the child has ended
+                return False
+            if not chunk:
+                return False
+            output.extend(chunk)
+        return True
+
+    try:
+        assert read(b"Browse "), "the live view with a transaction"
+        os.write(terminal, b"x\x03")  # a stray key, then Ctrl-C, typed
+        read(b"\0")  # to the end
+    finally:
+        _, status = os.waitpid(pid, 0)
+        os.close(terminal)
+    text = output.decode(errors="replace")
+    assert os.waitstatus_to_exitcode(status) == EXIT_INTERRUPTED, text[-3000:]
+    assert "^C" not in text, text[-3000:]
+    assert "folioperf: warning: interrupted: stopping the test and writing its results" in text, text[-3000:]
+    assert results_in(tmp_path / "out")
