@@ -418,8 +418,10 @@ class Processes:
         self.master = subprocess.Popen(cmd, env=_child_env(password, self.key), stdin=subprocess.DEVNULL,
                                        **popen_options())
 
-    def start_worker(self, port: int) -> None:
-        cmd = worker_command("127.0.0.1", port, "--loglevel", "WARNING", *self.worker_args)
+    def start_worker(self, port: int, log_dir: str) -> None:
+        # its log lines to a file, said after the run: on the terminal they would land inside the master's live view
+        log = os.path.join(log_dir, f"worker-{len(self.workers) + 1}.log")
+        cmd = worker_command("127.0.0.1", port, "--loglevel", "WARNING", "--logfile", log, *self.worker_args)
         self.workers.append(subprocess.Popen(cmd, env=_child_env(key=self.key), stdin=subprocess.DEVNULL,
                                              **popen_options()))
 
@@ -538,7 +540,7 @@ def _run(args: argparse.Namespace, chosen: Plan, processes: Processes, started: 
         processes.start_master(cmd, target.password)
         if workers:
             for _ in range(workers):
-                processes.start_worker(port)
+                processes.start_worker(port, directory)
         elif args.master:
             reach = "this machine only; --master-bind-host 0.0.0.0 for others" if bind == "127.0.0.1" else bind
             err.print(f"waiting for {plural(args.expect_workers, 'worker')} on port {port} ({reach}): "
@@ -546,11 +548,22 @@ def _run(args: argparse.Namespace, chosen: Plan, processes: Processes, started: 
         if args.web:
             err.print(f"web UI at http://127.0.0.1:{args.web_port} — Ctrl-C here ends folioperf")
         code = processes.wait()
+        _say_worker_logs(directory)
         if processes.interrupts:
             return _report_interrupted(code, processes, args.results_dir, started)
         if code > 128:
             _report_killed_master(code, args.results_dir, started)
         return code
+
+
+def _say_worker_logs(directory: str) -> None:
+    """What the workers on this machine logged, once the master's view has given the terminal back."""
+    for log in sorted(Path(directory).glob("worker-*.log")):
+        lines = log.read_text(errors="replace").splitlines()
+        if lines:
+            err.print(f"folioperf: {log.stem} logged:", highlight=False, soft_wrap=True)
+            for line in lines:
+                err.print(f"  {line}", highlight=False, markup=False, soft_wrap=True)
 
 
 def _quiet_keyboard(stack: ExitStack) -> None:

@@ -232,3 +232,24 @@ def test_the_sandbox_dataset_is_seeded_then_reset_and_seeded_again_at_another_sc
     again = run_at("0.02")
     assert "cico is seeded differently in tenant diku: seeding it again at scale 0.02" in again
     assert "seeded dataset cico (scale 0.02)" in again
+
+
+def test_a_workers_log_lines_are_said_after_the_run_not_inside_the_live_view(folio_sandbox, tmp_path):
+    """A worker writes to the terminal the master's live view holds: its lines landed inside the view."""
+    shutil.copy(WORKFLOWS / "events.py", tmp_path)  # browse.py's instrumentation, beside it
+    talking = tmp_path / "talking.py"
+    talking.write_text((WORKFLOWS / "browse.py").read_text().replace(
+        '        group = self.pools.acquire("groups")\n',
+        '        if not getattr(Browse, "said", False):\n'
+        '            Browse.said = True\n'
+        '            import logging\n'
+        '            logging.getLogger("folioperf").warning("a line from a worker")\n'
+        '        group = self.pools.acquire("groups")\n'))
+    proc = run([str(talking), "--users", "1", "--duration", "4s", "--workers", "1", "--okapi-url", folio_sandbox.url,
+                "--results", "out"], tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    lines = proc.stderr.splitlines()
+    said = next(k for k, line in enumerate(lines) if "a line from a worker" in line)
+    assert lines[said - 1] == "folioperf: worker-1 logged:", lines
+    assert proc.stdout.rstrip().endswith("exit code 0")  # the summary and the view came first: the master is done
+    assert "a line from a worker" not in proc.stdout
