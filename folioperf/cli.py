@@ -48,7 +48,6 @@ class Parser(configargparse.ArgumentParser):
         print(f"{self.prog}: error: {message} (see {self.prog} --help)", file=sys.stderr)
         raise SystemExit(2)
 
-
     def format_help(self) -> str:
         """configargparse's `[env var: X]` after each option, without its closing paragraph (config-file syntax and
         a goo.gl link): `folioperf run`'s description says where options come from."""

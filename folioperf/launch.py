@@ -198,7 +198,8 @@ def _check_results_dir(path: str) -> None:
     try:  # a real try, not os.access: root passes that for /proc or a read-only mount
         os.rmdir(tempfile.mkdtemp(prefix=".folioperf-check-", dir=existing))
     except OSError as exc:
-        raise FolioperfError(f"cannot write results under {path}: {existing} is not writable ({exc.strerror})") from None
+        raise FolioperfError(f"cannot write results under {path}: {existing} is not writable "
+                             f"({exc.strerror})") from None
 
 
 def _check_prometheus(args: argparse.Namespace) -> None:
