@@ -8,6 +8,7 @@ from collections import defaultdict
 from datetime import datetime, timedelta
 
 from folioperf.metrics import WINDOW_S
+from folioperf.outcome import EXIT_MEANINGS
 from folioperf.report.document import Cell, Chart, Document, Section, Series, Table
 from folioperf.report.formats import (
     MISSING,
@@ -197,9 +198,11 @@ def flag_warnings(groups: list[Group]) -> list[str]:
                 peak = run.run.peak_cpu_percent
                 text = FLAG_TEXT[flag].format(peak=f" (peak {peak:.0f} %)" if peak else "")
                 out.append(f"{_run_label(group, run)} ({run.path.name}): {text}.")
-            if run.run.exit_code not in (0, 1, None):
-                out.append(f"{_run_label(group, run)} ({run.path.name}): the run ended with exit code "
-                           f"{run.run.exit_code}.")
+            code = run.run.exit_code
+            if code not in (0, None):
+                meaning = EXIT_MEANINGS.get(code, "not one of folioperf's exit codes")
+                out.append(f"{_run_label(group, run)} ({run.path.name}): the run ended with exit code {code}: "
+                           f"{meaning}.")
     return out
 
 

@@ -346,3 +346,19 @@ def test_every_flag_a_run_can_raise_has_words_in_the_report():
     from folioperf.report.tables import FLAG_TEXT
 
     assert set(FLAGS) == set(FLAG_TEXT)
+
+
+def test_every_flag_and_exit_code_is_explained(tmp_path):
+    """A run flagged ramp_incomplete said "Flags: none" and "exit code 7" with no word of what either meant."""
+    from folioperf import outcome
+
+    path = write_run(tmp_path, {("Transaction", "Place hold"): [900.0] * 5}, users=8)
+    meta = json.loads((path / "run.json").read_text())
+    meta["flags"]["ramp_incomplete"], meta["exit_code"] = True, 7
+    (path / "run.json").write_text(json.dumps(meta))
+    doc = build_report(load_runs([path]))
+    assert doc.table("Test runs").rows[0][6].text == "ramp incomplete"
+    assert any("not every user asked for ran for at least half of the test" in w for w in doc.warnings)
+    assert any("exit code 7: fewer users ran than asked" in w for w in doc.warnings), doc.warnings
+    codes = {v for k, v in vars(outcome).items() if k.startswith("EXIT_") and isinstance(v, int)}
+    assert codes == set(outcome.EXIT_MEANINGS)
