@@ -102,6 +102,8 @@ def compare(args: argparse.Namespace) -> int:
     _emit(doc, fmt, args.output)
     for note in result.notes:
         print(f"folioperf: gate passed (noise): {note}", file=sys.stderr)
+    for skipped in result.skipped:
+        print(f"folioperf: gate not applied: {skipped}", file=sys.stderr)
     for failure in result.failures:
         print(f"folioperf: gate failed: {failure}", file=sys.stderr)
     return 1 if result.failures else 0

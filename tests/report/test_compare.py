@@ -268,3 +268,21 @@ def test_one_user_and_one_worker_read_singular(make_run, capsys):
     assert report.table("Test runs").column("Load generator") == ["1 worker"]
     assert main(["compare", str(base)]) == 2
     assert "(got 1 directory)" in capsys.readouterr().err
+
+
+def test_a_figure_of_too_few_samples_is_shown_but_never_highlighted_nor_gated(make_run, capsys):
+    """2 samples against 1 gave bold deltas, one bootstrap interval for every metric, and gates that failed."""
+    base = make_run("base", _transaction([400.0, 420.0]))
+    new = make_run("new", _transaction([900.0]))  # more than twice as slow, on one sample
+    cmp = compare_runs(load_runs([base]), load_runs([new]))
+    doc = build_comparison(cmp)
+    for title in ("Average (seconds)", "95th percentile (seconds)"):
+        cell = doc.table(title).rows[0][3]
+        assert cell.style == "muted" and cell.text.endswith(" †") and "[" not in cell.text, (title, cell)
+    assert any(p.startswith("† marks a delta resting on fewer than 20 samples") for s in doc.sections
+               for p in s.paragraphs)
+    assert main(["compare", str(base), str(new), "--fail-if", "p95<-5%", "--fail-if", "avg>500ms"]) == 0
+    err = capsys.readouterr().err
+    assert "gate failed" not in err
+    assert "gate not applied: p95<-5%: Check-out at 1 user: 2 and 1 samples (fewer than 20 say too little)" in err
+    assert "gate not applied: avg>500ms: Check-out at 1 user: 1 sample (fewer than 20 say too little)" in err
