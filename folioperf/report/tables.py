@@ -134,6 +134,9 @@ def scenario_sections(groups: list[Group], unit: str) -> list[Section]:
             section.paragraphs.append(
                 "Samples a minute per user, as JMeter counts them (calls, preflights and the plans' script steps): "
                 + ", ".join(f"{rate:,.1f}" + (f" ({label})" if len(achieved) > 1 else "") for label, rate in achieved) + ".")
+        if not any(n.startswith(prefix) for g in groups for n in g.names(TRANSACTION)):
+            section.paragraphs.append("This group finished no transaction in the test: there are no figures for it "
+                                      "(its pace or rate may need a longer test).")
         for kind, title in ((TRANSACTION, "Transactions"), (SCHEDULED, "Latency from the scheduled start"), ("API", "API calls")):
             table = response_table(groups, kind, unit, f"{group['name']}: {title} ({unit_name(unit)})", prefix)
             if table.rows:

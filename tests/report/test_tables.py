@@ -371,3 +371,19 @@ def test_every_flag_and_exit_code_is_explained(tmp_path):
     assert any("exit code 7: fewer users ran than asked" in w for w in doc.warnings), doc.warnings
     codes = {v for k, v in vars(outcome).items() if k.startswith("EXIT_") and isinstance(v, int)}
     assert codes == set(outcome.EXIT_MEANINGS)
+
+
+def test_a_scenario_group_that_finished_no_transaction_says_so(tmp_path):
+    """The README's try of the master plan (60 s) paces RENEW at one iteration every 4 minutes: its section had
+    API calls and no word of the transaction it never finished."""
+    path = write_run(tmp_path, {("Transaction", "CICO · Check-out"): [900.0] * 20,
+                                ("GET", "RENEW · GET /circulation/loans"): [50.0] * 3})
+    meta = json.loads((path / "run.json").read_text())
+    meta["scenario"] = {"name": "ptf-master", "groups": [
+        {"name": "CICO", "workflow": "check-in-check-out", "users": 1, "pace": "65/m", "options": {}},
+        {"name": "RENEW", "workflow": "renew", "users": 1, "pace": "6/m", "options": {}}]}
+    (path / "run.json").write_text(json.dumps(meta))
+    doc = build_report(load_runs([path]))
+    sections = {s.title: s for s in doc.sections}
+    assert any("finished no transaction" in p for p in sections["RENEW: renew"].paragraphs)
+    assert not any("finished no transaction" in p for p in sections["CICO: check-in-check-out"].paragraphs)
