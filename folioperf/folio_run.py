@@ -672,6 +672,12 @@ class FolioRun:
             for key, status in rates.items():
                 if status.missed:
                     log.warning(status.message() + (f" ({key})" if len(self.groups) > 1 else ""))
+            if self.settings.scenario:
+                for group in self.groups.values():
+                    prefix = group.label("")
+                    if not any(e.name.startswith(prefix) and e.count for e in snapshot.transactions()):
+                        log.warning("group %s finished no transaction in the test: no figures for it (its pace or "
+                                    "rate may need a longer test)", group.key)
             if self.settings.trace and not snapshot.traced and snapshot.untraced and not record.untraced_said:
                 log.warning("--trace: %s %s", environment.host, okapi_trace.NO_HEADERS)
             silent = self.target_watch.longest()
