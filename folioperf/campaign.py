@@ -1,6 +1,6 @@
 """`folioperf campaign`: the PTF's test matrix — one workflow at several user counts, each run a
 `folioperf run` of its own (so each starts from the dataset's seeded state and has its own sandbox), all
-into one campaign directory, then one report with a column group per user count."""
+into one campaign directory, then one report with a row per user count."""
 
 from __future__ import annotations
 

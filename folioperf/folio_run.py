@@ -53,8 +53,9 @@ from folioperf.servers.collector import Collector
 from folioperf.servers.series import ServerMetrics
 from folioperf.servers.sources import make_source
 from folioperf.target_info import TargetInfo, target_info
-from folioperf.options import Settings
-from folioperf.outcome import EXIT_INTERRUPTED, EXIT_NOT_RECORDED, EXIT_TARGET_DOWN, Flags, exit_code
+from folioperf.options import Settings, format_duration
+from folioperf.outcome import (EXIT_INTERRUPTED, EXIT_NOT_RECORDED, EXIT_TARGET_DOWN, RAMP_LATE_S, Flags, exit_code,
+                               ramp_short)
 from folioperf.testdata import POOL_LIMIT
 from folioperf.timers import Timers
 from folioperf.pools import SHARED, PoolStore, check_declared, read_pools_file, split
@@ -112,9 +113,8 @@ class TestRecord:
         """Not every user it asked for ran for at least half of the test."""
         if self.users_target <= 0:
             return False
-        if self.full_load_at is None:
-            return True
-        return (end - self.full_load_at).total_seconds() < (end - self.start).total_seconds() / 2
+        ramp = (self.full_load_at - self.start).total_seconds() if self.full_load_at else None
+        return ramp_short(ramp, (end - self.start).total_seconds())
 
 
 class FolioRun:
@@ -672,6 +672,12 @@ class FolioRun:
             for key, status in rates.items():
                 if status.missed:
                     log.warning(status.message() + (f" ({key})" if len(self.groups) > 1 else ""))
+            if self.settings.scenario:
+                for group in self.groups.values():
+                    prefix = group.label("")
+                    if not any(e.name.startswith(prefix) and e.count for e in snapshot.transactions()):
+                        log.warning("group %s finished no transaction in the test: no figures for it (its pace or "
+                                    "rate may need a longer test)", group.key)
             if self.settings.trace and not snapshot.traced and snapshot.untraced and not record.untraced_said:
                 log.warning("--trace: %s %s", environment.host, okapi_trace.NO_HEADERS)
             silent = self.target_watch.longest()
@@ -727,11 +733,15 @@ class FolioRun:
             gevent.spawn(environment.runner.quit)  # a headless test that stopped on its own (all workers lost) ends
 
     def _ramp_message(self, record: TestRecord, end: datetime) -> str:
-        ran = (end - record.start).total_seconds()
-        full = (end - record.full_load_at).total_seconds() if record.full_load_at else 0
-        return (f"ramp-up incomplete: {record.peak_users} of {record.users_target} users were running at most, "
-                f"and all of them for {full:.0f} s of the test's {ran:.0f} s (at least half is needed); "
-                "give a longer duration or a higher spawn rate, or --allow-partial-ramp")
+        ran = format_duration(round((end - record.start).total_seconds(), 1))
+        if record.full_load_at is None:
+            what = (f"{record.peak_users} of {record.users_target} users were running at most in the test's {ran}, "
+                    "and every user must run for at least half of it")
+        else:
+            ramp = format_duration(round((record.full_load_at - record.start).total_seconds(), 1))
+            what = (f"the last of {record.users_target} users started {ramp} into the test's {ran}, but every user "
+                    f"must run for at least half of it (starting {format_duration(RAMP_LATE_S)} late is allowed)")
+        return f"ramp-up incomplete: {what}; give a longer duration or a faster ramp-up, or --allow-partial-ramp"
 
     def _stop_dbmon(self, record: TestRecord) -> dict | None:
         if record.dbmon is None:

@@ -45,7 +45,7 @@ from folioperf.children import popen_options
 from folioperf.config import DEFAULT_ADMIN_USER, DEFAULT_TENANT, PASSWORD_ENV, WORKER_KEY_ENV
 from folioperf.console import console
 from folioperf.errors import FolioperfError
-from folioperf.outcome import EXIT_INTERRUPTED
+from folioperf.outcome import EXIT_INTERRUPTED, RAMP_LATE_S, ramp_fits
 from folioperf.options import CLI_OPTIONS, LOCUST_FLAGS, RUN_OPTIONS, Settings, format_duration, run_argv, split_address
 from folioperf.servers.sources import check as check_server_metrics
 from folioperf.wording import did_you_mean, plural
@@ -59,6 +59,8 @@ err = console(stderr=True)
 WORKER_EXIT_TIMEOUT = 10.0  # after the master has ended: workers quit at once when told
 LOCUST_DEFAULTS_ENV = ("LOCUST_SKIP_MONKEY_PATCH", PASSWORD_ENV)
 LOCUST = (sys.executable, "-m", "folioperf.locust_main")  # `locust`, with the entry points read once
+DEFAULT_DURATION_S = 60  # with no --duration, unless the ramp-up needs longer
+MEASURING_S = 60  # ... then at least this long with every user running
 
 
 def locustfile() -> str:
@@ -103,7 +105,9 @@ class Plan:
     extra: list[str]
     users: int
     spawn_rate: float
+    duration: int  # seconds: --duration, or one folioperf chose (`duration_note` says why)
     scenario: Any = None
+    duration_note: str | None = None
 
     def datasets(self) -> list[Any]:
         return list({u.dataset.name: u.dataset for u in self.units if u.dataset is not None}.values())
@@ -173,20 +177,53 @@ def _spawn_rate(args: argparse.Namespace, users: int, default: float | None) -> 
     return default or float(users)
 
 
-def _check_ramp(args: argparse.Namespace, users: int, spawn_rate: float) -> None:
+def _ramp_s(args: argparse.Namespace, users: int, spawn_rate: float) -> float:
+    """How long starting the users takes: the first starts at once, the last after (N - 1) / rate seconds."""
+    if users <= 1:
+        return 0.0
+    return float(args.ramp_up) if args.ramp_up else (users - 1) / spawn_rate
+
+
+def _duration(args: argparse.Namespace, ramp_s: float) -> tuple[int, str | None]:
+    """The test's duration, and a line saying why when folioperf chose it: with no --duration, long enough for
+    the ramp-up and then MEASURING_S (at least) with every user running, in whole 10 s."""
+    if args.duration is not None:
+        return args.duration, None
+    if args.web or args.allow_partial_ramp or ramp_s == 0:
+        return DEFAULT_DURATION_S, None
+    fitting = math.ceil((ramp_s + max(MEASURING_S, ramp_s + RAMP_LATE_S)) / 10) * 10
+    if fitting <= DEFAULT_DURATION_S:
+        return DEFAULT_DURATION_S, None
+    return fitting, (f"no --duration given: {format_duration(fitting)}, so that after the ramp-up "
+                     f"({format_duration(round(ramp_s, 1))}) every user runs for {format_duration(fitting - ramp_s)}, "
+                     "more than half the test")
+
+
+def _check_ramp(args: argparse.Namespace, users: int, spawn_rate: float, duration: int) -> None:
     """A test needs all its users running for at least half its duration, or its figures are not those of
-    N users. The first user starts at once; the last after (N - 1) / rate seconds."""
-    if args.web or args.allow_partial_ramp or users <= 1:
+    N users (outcome.ramp_fits, the rule the run's end applies too). A refusal suggests figures that pass."""
+    ramp = _ramp_s(args, users, spawn_rate)
+    if args.web or args.allow_partial_ramp or ramp_fits(ramp, duration):
         return
-    ramp = (users - 1) / spawn_rate
-    if ramp <= args.duration / 2:
-        return
-    needed_rate = (users - 1) / (args.duration / 2)
+    longest = duration // 2  # whole seconds: fits, as --ramp-up takes whole seconds
+    fix = [f"--duration {format_duration(math.ceil(2 * ramp))} or more"]
+    if args.ramp_up:
+        how = f"over {format_duration(args.ramp_up)}"
+        if longest >= 1:
+            fix.insert(0, f"--ramp-up {format_duration(longest)} or less")
+    else:
+        how = f"at {spawn_rate:g}/s takes {format_duration(round(ramp, 1))} (the first starts at once)"
+        fix.insert(0, f"--spawn-rate {_round_up((users - 1) / (duration / 2)):g} or more"
+                      + (f" (or --ramp-up {format_duration(longest)} or less)" if longest >= 1 else ""))
     raise FolioperfError(
-        f"starting {plural(users, 'user')} at {spawn_rate:g}/s takes {format_duration(round(ramp, 1))} (the "
-        f"first starts at once), but the test runs {format_duration(args.duration)}: all users must run for at least "
-        f"half of it. Give --duration {format_duration(math.ceil(2 * ramp))} or more, --spawn-rate "
-        f"{math.ceil(needed_rate * 100) / 100:g} or more, or --allow-partial-ramp")
+        f"starting {plural(users, 'user')} {how}, but the test runs {format_duration(duration)}: every user must run "
+        f"for at least half of it. Give {', '.join(fix)}, or --allow-partial-ramp")
+
+
+def _round_up(value: float) -> float:
+    """`value` rounded up to two significant digits (0.4667 → 0.47, 13.2 → 14): a readable figure that still passes."""
+    scale = 10 ** (math.floor(math.log10(value)) - 1)
+    return math.ceil(round(value / scale, 9)) * scale
 
 
 def _check_results_dir(path: str) -> None:
@@ -273,7 +310,8 @@ def plan(args: argparse.Namespace) -> Plan:
     _check_together(args, units, extra, chosen_scenario)
     _check_test_data(args, units)
     spawn_rate = _spawn_rate(args, users, default_rate)
-    _check_ramp(args, users, spawn_rate)
+    duration, duration_note = _duration(args, _ramp_s(args, users, spawn_rate))
+    _check_ramp(args, users, spawn_rate, duration)
     if args.pools:
         from folioperf.pools import read_pools_file  # noqa: PLC0415
 
@@ -281,7 +319,7 @@ def plan(args: argparse.Namespace) -> Plan:
     _check_results_dir(args.results_dir)
     _check_prometheus(args)
     check_server_metrics(args.server_metrics, args.server_metrics_queries, sandbox=not args.okapi_url)
-    return Plan(spec, units, extra, users, spawn_rate, chosen_scenario)
+    return Plan(spec, units, extra, users, spawn_rate, duration, chosen_scenario, duration_note)
 
 
 def _prepare_data(dsn: str, tenant: str, ds: Any, scale: float, replace_mismatch: bool) -> None:
@@ -379,7 +417,7 @@ def _locust_args(args: argparse.Namespace, chosen: Plan, target: Endpoint, pools
                   sandbox_pid=target.sandbox_pid, live=True, results_dir=os.path.abspath(args.results_dir))
     cmd = [*LOCUST, "-f", locustfile(),
            *(chosen.scenario_args(args) or ["--workflow", chosen.spec]), "--host", target.url,
-           "-u", str(chosen.users), "-r", f"{chosen.spawn_rate:g}", "-t", f"{args.duration}s",
+           "-u", str(chosen.users), "-r", f"{chosen.spawn_rate:g}", "-t", f"{chosen.duration}s",
            "--only-summary", "--loglevel", "INFO" if args.verbose else "WARNING", *run_argv(values)]
     for dest, flag in LOCUST_FLAGS.items():
         value = values.get(dest)
@@ -504,6 +542,8 @@ def _written_since(results_dir: str, started: float) -> list[Path]:
 
 def run(args: argparse.Namespace) -> int:
     chosen = plan(args)
+    if chosen.duration_note:
+        err.print(chosen.duration_note)
     started = time.time()
     key = os.environ.get(WORKER_KEY_ENV) or secrets.token_urlsafe(32)
     processes = Processes(key, chosen.scenario_args(args))

@@ -314,8 +314,9 @@ CLI_OPTIONS: tuple[Opt, ...] = (
         type=positive, metavar="R", env="LOCUST_SPAWN_RATE", group="load"),
     Opt(("--ramp-up",), "start the users evenly over this time instead (e.g. 80s)", type=duration, metavar="TIME",
         env=_env("ramp_up"), group="load"),
-    Opt(("-t", "--duration", "--run-time"), "how long the test runs once started: 90s, 30m, 1h30m (default 1m)",
-        dest="duration", type=duration, default=60, metavar="TIME", env="LOCUST_RUN_TIME", group="load"),
+    Opt(("-t", "--duration", "--run-time"), "how long the test runs once started: 90s, 30m, 1h30m (default 1m, or "
+                                            "longer when the ramp-up needs it)",
+        dest="duration", type=duration, metavar="TIME", env="LOCUST_RUN_TIME", group="load"),
     Opt(("--stop-timeout",), "at the end, let users waiting for an answer have it for up to this long, so every "
                              "request sent is counted; users in a think time end at once (default 30s; 0 cuts "
                              "them all off)", type=timespan,

@@ -26,6 +26,36 @@ EXIT_NOT_RECORDED = 8  # the test ran but its results directory could not be wri
 EXIT_TARGET_DOWN = 9  # the target stopped answering (or the built-in sandbox exited) during the test
 EXIT_INTERRUPTED = 130
 
+EXIT_MEANINGS = {  # the README's table, for the reports
+    EXIT_OK: "a clean run",
+    EXIT_FAILURES: "unexpected failures above --fail-on-error-rate, or a task raised an exception",
+    EXIT_USAGE: "bad input or set-up: nothing ran",
+    EXIT_STOPPED: "stopped early: test data exhausted, or FOLIO refused a login during the test",
+    EXIT_RATE_MISSED: "the open model's target rate was missed",
+    EXIT_WORKER_LOST: "a worker was lost",
+    EXIT_CPU_SATURATED: "a load generator was CPU-saturated",
+    EXIT_RAMP_INCOMPLETE: "fewer users ran than asked (a ramp-up that fell short, or users missing after full load)",
+    EXIT_NOT_RECORDED: "the test ran but its results could not be written",
+    EXIT_TARGET_DOWN: "the target stopped answering, or the built-in sandbox exited",
+    EXIT_INTERRUPTED: "interrupted (Ctrl-C or SIGTERM)",
+}
+
+# Locust starts the last user a little after its plan (its spawner's own time; with workers, their reports):
+# a measured ramp-up may be this much longer than the rule allows before it is flagged.
+RAMP_LATE_S = 1.0
+
+
+def ramp_fits(ramp_s: float, test_s: float) -> bool:
+    """The one rule of a ramp-up, checked before the start on the planned ramp-up (`folioperf run` refuses one
+    that breaks it) and after the end on the measured one, less RAMP_LATE_S (else ramp_incomplete): the last
+    user starts by the middle of the test, so every user runs for at least half of it."""
+    return ramp_s <= test_s / 2
+
+
+def ramp_short(ramp_s: float | None, test_s: float) -> bool:
+    """After the end: whether the measured ramp-up (None: full load never reached) breaks `ramp_fits`."""
+    return ramp_s is None or not ramp_fits(ramp_s - RAMP_LATE_S, test_s)
+
 
 @dataclass(frozen=True)
 class Flags:

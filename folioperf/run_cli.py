@@ -78,8 +78,8 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     c = sub.add_parser(
         "campaign", help="run a workflow at several user counts and write one combined PTF report",
         description="Runs `folioperf run WORKFLOW --users N` for each user count (each --repeat times) into one "
-                    "campaign directory, then writes its report (report.md and report.html there, with a column "
-                    "group per user count, repeated runs merged). Every other option is a `folioperf run` option "
+                    "campaign directory, then writes its report (report.md and report.html there, with a row "
+                    "per user count, repeated runs merged). Every other option is a `folioperf run` option "
                     "and applies to each run. Against the sandbox each run starts from the dataset's seeded "
                     "state; against your FOLIO --reset-between does that (with --db).")
     c.add_argument("workflow", metavar="WORKFLOW", help="a workflow name or a .py file")

@@ -58,8 +58,53 @@ def test_a_ramp_up_that_cannot_reach_full_load_for_half_the_run_is_refused_with_
     assert proc.returncode == 2
     assert proc.stderr.strip() == (
         "folioperf: error: starting 8 users at 0.1/s takes 1m10s (the first starts at once), but the test runs 30s: "
-        "all users must run for at least half of it. Give --duration 2m20s or more, --spawn-rate 0.47 or more, or "
-        "--allow-partial-ramp")
+        "every user must run for at least half of it. Give --spawn-rate 0.47 or more (or --ramp-up 15s or less), "
+        "--duration 2m20s or more, or --allow-partial-ramp")
+
+
+def test_one_ramp_up_rule_before_the_start_and_after_the_end():
+    """`holds --users 8 --ramp-up 30s --duration 60s` passed the check before the start, then was flagged at the end
+    for the last user's start 30.06 s into the 60 s: one rule now decides both, allowing the spawner its lateness."""
+    from folioperf.outcome import ramp_fits, ramp_short
+
+    assert ramp_fits(30, 60) and not ramp_short(30.06, 60.0)
+    assert not ramp_fits(30.5, 60) and ramp_short(31.5, 60.0)
+    assert ramp_short(None, 60.0)  # full load never reached
+
+
+@pytest.mark.parametrize("args", [
+    ["--ramp-up", "31s", "--duration", "60s"],  # the boundary: 30 s is half of 60
+    ["--ramp-up", "45s", "--duration", "61s"],  # half is 30.5 s: --ramp-up takes whole seconds
+    ["--spawn-rate", "0.2", "--duration", "60s"],  # 35 s; the old hint, 0.24/s, was rounded apart from the rule
+])
+def test_a_refused_ramp_up_suggests_figures_that_pass(args, tmp_path, untouched_dsn):
+    """Each figure a refusal suggests passes the same rule: given instead, the run gets past the ramp-up's check
+    to the next one (here an unwritable results directory, so nothing starts)."""
+    import re
+
+    refused = run(["holds", "--users", "8", *args], tmp_path, untouched_dsn)
+    assert refused.returncode == 2 and "every user must run for at least half of it" in refused.stderr, refused.stderr
+    suggested = re.findall(r"(--(?:ramp-up|spawn-rate|duration) \S+) or (?:less|more)", refused.stderr)
+    assert len(suggested) >= 2, refused.stderr
+    assert "--ramp-up" not in args or any(s.startswith("--ramp-up") for s in suggested)  # in the user's own terms
+    kept = dict(zip(args[::2], args[1::2]))
+    for suggestion in suggested:
+        flag, value = suggestion.split()
+        given = {**{k: v for k, v in kept.items() if k not in ("--ramp-up", "--spawn-rate") or flag == "--duration"},
+                 flag: value}
+        proc = run(["holds", "--users", "8", *[x for kv in given.items() for x in kv], "--results", "/dev/null/out"],
+                   tmp_path, untouched_dsn)
+        assert proc.returncode == 2 and "/dev/null is not a directory" in proc.stderr, (suggestion, proc.stderr)
+    assert not database_exists(untouched_dsn)
+
+
+def test_with_no_duration_the_run_takes_one_its_ramp_up_fits(tmp_path, untouched_dsn):
+    """holds starts a user every 10 s (the PTF's ramp): 8 users take 1m10s, which the default minute cannot hold
+    (before: exit 2). With no --duration the run takes one that fits, and says so; a --duration given is kept."""
+    proc = run(["holds", "--users", "8", "--results", "/dev/null/out"], tmp_path, untouched_dsn)
+    assert proc.returncode == 2 and "/dev/null" in proc.stderr and "half" not in proc.stderr, proc.stderr  # past the ramp
+    given = run(["holds", "--users", "8", "--duration", "1m", "--results", "/dev/null/out"], tmp_path, untouched_dsn)
+    assert "the test runs 1m: every user must run for at least half of it" in given.stderr
 
 
 def test_locust_names_and_config_files_are_understood(tmp_path, untouched_dsn):

@@ -253,3 +253,28 @@ def test_a_workers_log_lines_are_said_after_the_run_not_inside_the_live_view(fol
     assert lines[said - 1] == "folioperf: worker-1 logged:", lines
     assert proc.stdout.rstrip().endswith("exit code 0")  # the summary and the view came first: the master is done
     assert "a line from a worker" not in proc.stdout
+
+
+@pytest.mark.long_run(170)
+def test_the_product_cards_command_runs_as_typed(run_dsn, tmp_path):
+    """`folioperf run holds --users 8`: holds starts a user every 10 s (the PTF's ramp), 1m10s for 8 users, which
+    the default minute cannot hold (before: exit 2). With no --duration the run takes one that fits, says so, and
+    every user runs."""
+    proc = folioperf("run", "holds", "--users", "8", cwd=tmp_path, timeout=600, FOLIOPERF_DB=run_dsn)
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
+    assert "no --duration given: 2m30s, so that after the ramp-up (1m10s) every user runs for 1m20s" in proc.stderr
+    res = only_results(tmp_path / "results")
+    assert (res.run.users, res.run.users_target, res.run.duration_s) == (8, 8, 150)
+    assert res.run.full_load_at is not None and not any(vars(res.run.flags).values())
+    assert res.entry("Transaction", "Place hold").count > 0
+
+
+@pytest.mark.long_run(12)
+def test_a_ramp_up_the_start_accepts_at_its_boundary_is_not_flagged_at_the_end(folio_sandbox, tmp_path):
+    """One rule before and after: 5 users over 4 s of an 8 s test is accepted (the last starts at its middle).
+    Before, the run then measured the last start a few ms after the middle and flagged it (exit 7)."""
+    proc = run([BROWSE, "--users", "5", "--ramp-up", "4s", "--duration", "8s", "--okapi-url", folio_sandbox.url,
+                "--results", "out"], tmp_path)
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
+    res = only_results(tmp_path / "out")
+    assert res.run.users == 5 and res.run.full_load_at is not None and not res.run.flags.ramp_incomplete

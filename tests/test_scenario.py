@@ -26,6 +26,9 @@ def test_the_ptf_master_scenario_runs_every_group(run_dsn, tmp_path):
     for prefix in ("CICO · ", "RENEW · ", "RIH · "):
         assert any(e.name.startswith(prefix) and e.count for e in res.apis()), prefix
     assert res.entry("Transaction", "RIH · Retrieve instance and holdings").count > 150
+    # RENEW's pace, one iteration every 4 minutes, finishes none in a minute: the run says so
+    assert not any(e.name.startswith("RENEW · ") for e in res.transactions())
+    assert "group RENEW finished no transaction in the test" in proc.stderr
     assert res.entry("OPTIONS", "CICO · OPTIONS /circulation/check-out-by-barcode") or \
         res.entry("OPTIONS", "CICO · OPTIONS /circulation/check-in-by-barcode")
     report = folioperf("report", str(res.path), "-o", "report.md", cwd=tmp_path)
@@ -33,6 +36,8 @@ def test_the_ptf_master_scenario_runs_every_group(run_dsn, tmp_path):
     text = (tmp_path / "report.md").read_text()
     for heading in ("## CICO: check-in-check-out", "## RENEW: renew", "## RIH: rih"):
         assert heading in text
+    renew = text[text.index("## RENEW: renew"):text.index("## RIH: rih")]
+    assert "This group finished no transaction in the test" in renew
 
 
 @pytest.mark.long_run(15)

@@ -74,6 +74,8 @@ def test_the_reports_show_where_the_time_goes(traced_run, tmp_path):
     md = (tmp_path / "report.md").read_text()
     table = _table(md[md.index("## Where the time goes"):], f"**{CHECK_OUT}: where the time goes")
     assert all(f"| {module} |" in table for module in CALLED | {"mod-circulation"}), table
+    # the reports' one orientation: a row per user count and module
+    assert "| Users | Module | Calls | Average | 95th | Share |" in table and "\n| 4 users | mod-circulation |" in table
     html = (tmp_path / "report.html").read_text()
     assert "Where the time goes" in html and "mod-circulation-storage" in html and "<img" in html
 

@@ -132,3 +132,16 @@ def test_plugin_and_file_workflows_run_side_by_side(folio_sandbox, admin_token, 
     assert {(f["Name"], f["Error"]) for f in run.failures()} == {
         ("Broken", "GET /no-such-module/{id}: HTTP 404 No suitable module found for path /no-such-module/x for tenant diku"),
         ("GET /no-such-module/{id}", "HTTP 404 No suitable module found for path /no-such-module/x for tenant diku")}
+
+
+def test_the_readmes_workflow_example_says_what_its_pool_does():
+    """Its comment said "each virtual user gets data no other user has" over a "shared" pool, which hands any user
+    any entry (docs/writing-workflows.md): the words must fit the mode."""
+    import re
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    example = readme[readme.index("class LookUpPatron(FolioTaskSet):"):readme.index("class LookUpPatronUser")]
+    (mode,) = re.findall(r'pools=\{"users": "(\w+)"\}', example)
+    acquire = next(line for line in example.splitlines() if 'acquire("users")' in line)
+    assert mode == "shared" and "no other user" not in acquire and "shared" in acquire, acquire

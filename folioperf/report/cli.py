@@ -23,8 +23,8 @@ def _output_options(p: argparse.ArgumentParser) -> None:
 def add_commands(sub: argparse._SubParsersAction) -> None:
     report = sub.add_parser(
         "report", help="the PTF report of one or more runs",
-        description="The PTF report of results directories: response times per transaction with a column group "
-                    "per user count, slow APIs, failures, throughput, hourly longevity figures, the servers and "
+        description="The PTF report of results directories: response times with a row per user count (the "
+                    "PTF's orientation), slow APIs, failures, throughput, hourly longevity figures, the servers and "
                     "the database section. Runs of one workflow at several user counts (e.g. a campaign directory) "
                     "make one report; repeated runs of a user count merge.")
     report.add_argument("runs", nargs="+", metavar="RUN_DIR", help="results directory, or a directory of them")
@@ -103,6 +103,8 @@ def compare(args: argparse.Namespace) -> int:
     _emit(doc, fmt, args.output)
     for note in result.notes:
         print(f"folioperf: gate passed (noise): {note}", file=sys.stderr)
+    for skipped in result.skipped:
+        print(f"folioperf: gate not applied: {skipped}", file=sys.stderr)
     for failure in result.failures:
         print(f"folioperf: gate failed: {failure}", file=sys.stderr)
     return 1 if result.failures else 0

@@ -30,6 +30,8 @@ from folioperf.report.modules import module_stats, traced_rows
 from folioperf.report.servers import TABLES as SERVER_TABLES
 from folioperf.report.servers import figures, fmt_value, metric_title, unit_of
 from folioperf.report.runs import (
+    FEW_MARK,
+    MIN_SAMPLES,
     TRANSACTION,
     Group,
     Stat,
@@ -77,6 +79,7 @@ class Delta:
     new: float | None
     ci: tuple[float, float] | None = None  # of the delta %, when a bootstrap was possible
     margin: float = MARGIN_PCT
+    few: bool = False  # a side rests on fewer than MIN_SAMPLES samples: shown, never highlighted
 
     @property
     def pct(self) -> float | None:
@@ -84,11 +87,13 @@ class Delta:
 
     @property
     def verdict(self) -> str:
-        """faster, slower, within margin (|delta| ≤ margin), or noise (beyond the margin, but the
-        confidence interval includes no change)."""
+        """faster, slower, within margin (|delta| ≤ margin), noise (beyond the margin, but the
+        confidence interval includes no change), or too few (samples to tell)."""
         pct = self.pct
         if pct is None:
             return ""
+        if self.few:
+            return "too few"
         if abs(pct) <= self.margin:
             return "within margin"
         if self.ci and self.ci[0] <= 0 <= self.ci[1]:
@@ -99,10 +104,10 @@ class Delta:
         if self.pct is None:
             return Cell("–")
         text = fmt_pct(self.pct)
-        if self.ci:
+        if self.ci and not self.few:
             text += f" [{self.ci[0]:.1f} … {self.ci[1]:.1f}]"
         marker, style = {"within margin": (" ≈", "muted"), "noise": (" ~", "muted"), "faster": ("", "good"),
-                         "slower": ("", "bad")}[self.verdict]
+                         "slower": ("", "bad"), "too few": (f" {FEW_MARK}", "muted")}[self.verdict]
         return Cell(text + marker, style)
 
 
@@ -151,6 +156,8 @@ class Comparison:
         if both is None:
             return None
         base, new = both
+        if too_few(base, new):  # no interval either: a bootstrap of a sample or two only repeats them
+            return Delta(base.value(metric), new.value(metric), None, self.margin, few=True)
         ci = self._ci(pair, name, base, new).get(metric) if metric in LATENCY else None
         return Delta(base.value(metric), new.value(metric), ci, self.margin)
 
@@ -159,6 +166,11 @@ class Comparison:
         if key not in self._cis:
             self._cis[key] = bootstrap_cis(base, new)
         return self._cis[key]
+
+
+def too_few(*stats: Stat) -> bool:
+    """Whether a figure of these stats rests on fewer than MIN_SAMPLES samples on some side."""
+    return any(s.count < MIN_SAMPLES for s in stats)
 
 
 def _by_name(group: Group, name: str) -> Stat | None:
@@ -338,6 +350,10 @@ def build_comparison(cmp: Comparison, unit: str = "s", slow_threshold_ms: float 
         section.paragraphs.append(
             f"[low … high] is the {CONFIDENCE:.0%} bootstrap confidence interval of the delta; ~ marks a change "
             "beyond the margin whose interval includes no change (noise, not a real difference).")
+    if any((d := cmp.delta(p, n, "avg")) and d.few for p in cmp.pairs for n in names):
+        section.paragraphs.append(
+            f"{FEW_MARK} marks a delta resting on fewer than {MIN_SAMPLES} samples on a side: too few to tell a change "
+            "from chance, so it is neither highlighted, nor given an interval, nor gated on.")
     if not names:
         section.paragraphs.append("The two sides share no business transaction.")
     for metric in METRICS:
@@ -555,7 +571,8 @@ def parse_gate(text: str) -> Gate:
 @dataclass
 class GateResult:
     failures: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # crossed, but within the noise
+    skipped: list[str] = field(default_factory=list)  # not gated: too few samples
 
 
 def check_gates(cmp: Comparison, gates: list[Gate], unit: str = "s") -> GateResult:
@@ -583,6 +600,11 @@ def _check(cmp: Comparison, gate: Gate, pair: Pair, name: str, base: Stat, new: 
     if b is None or n is None:  # nothing was timed (every request failed before a response)
         return
     where = f"{gate.text}: {name} at {pair.label}"
+    if gate.metric != "failures" and too_few(*((base, new) if gate.change else (new,))):
+        # a failure counted is a fact; a latency or a rate of a sample or two is an anecdote
+        counts = f"{base.count:,} and {new.count:,} samples" if gate.change else plural(new.count, "sample")
+        result.skipped.append(f"{where}: {counts} (fewer than {MIN_SAMPLES} say too little)")
+        return
 
     def show(v: float) -> str:
         if gate.metric in LATENCY:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rich.cells import cell_len
 from rich.console import Console
 from rich.panel import Panel
 from rich.table import Table as RichTable
@@ -41,23 +42,61 @@ def render(doc: Document, console: Console | None = None, html: str | None = Non
 
 
 def fit(table: Table, width: int) -> list[Table]:
-    """The table, or one table per column group when all groups side by side would not fit: numbers
-    are never folded or cut."""
-    if not table.groups or _width(table) <= width:
+    """The table, or one table per column group when all groups side by side would not fit, and a part still
+    too wide split between its columns, each part keeping the row labels: numbers are never folded or cut."""
+    if _width(table) <= width:
         return [table]
-    parts = []
+    packs: list[list[tuple[str, range]]] = []  # consecutive groups side by side while they fit
     start = table.stub
     for label, span in table.groups:
-        columns = list(range(table.stub)) + list(range(start, start + span))
-        part = Table(f"{table.title} — {label}", [table.columns[i] for i in columns], stub=table.stub)
-        part.rows = [[row[i] for i in columns] for row in table.rows]
-        parts.append(part)
+        group = (label, range(start, start + span))
+        if packs and _width(_grouped(table, packs[-1] + [group])) <= width:
+            packs[-1].append(group)
+        else:
+            packs.append([group])
         start += span
-    return parts
+    parts = [_grouped(table, pack) for pack in packs] or [table]
+    return [piece for part in parts for piece in ([part] if _width(part) <= width else _split(part, width))]
+
+
+def _grouped(table: Table, groups: list[tuple[str, range]]) -> Table:
+    """Some of the table's column groups, with the row labels; one group alone is named in the title."""
+    title = f"{table.title} — {groups[0][0]}" if len(groups) == 1 else table.title
+    part = _part(table, title, [i for _, columns in groups for i in columns])
+    if len(groups) > 1:
+        part.groups = [(label, len(columns)) for label, columns in groups]
+    return part
+
+
+def _part(table: Table, title: str, columns: range | list[int]) -> Table:
+    keep = list(range(table.stub)) + list(columns)
+    part = Table(title, [table.columns[i] for i in keep], stub=table.stub)
+    part.rows = [[row[i] for i in keep] for row in table.rows]
+    return part
+
+
+def _split(table: Table, width: int) -> list[Table]:
+    """A table without groups in as few parts as fit `width`, its columns in order, each with the row labels."""
+    parts: list[list[int]] = []
+    for i in range(table.stub, len(table.columns)):
+        if parts and _width(_part(table, "", parts[-1] + [i])) <= width:
+            parts[-1].append(i)
+        else:
+            parts.append([i])
+    if len(parts) <= 1:
+        return [table]  # one column too wide alone: rich folds its text
+    return [_part(table, table.title + (" (continued)" if n else ""), columns) for n, columns in enumerate(parts)]
 
 
 def _width(table: Table) -> int:
-    widths = [max([len(c)] + [len(row[i].text) for row in table.rows]) for i, c in enumerate(table.columns)]
+    """The width rich gives the table: each column as wide as its widest cell, header or group label (which
+    stands over its group's first column), in terminal cells (⚠ takes two), plus borders and padding."""
+    widths = [max([cell_len(c)] + [cell_len(row[i].text) for row in table.rows]) for i, c in enumerate(table.columns)]
+    start = table.stub
+    for label, span in table.groups:
+        if start < len(widths):
+            widths[start] = max(widths[start], cell_len(label))
+        start += span
     return sum(widths) + 3 * len(widths) + 1
 
 

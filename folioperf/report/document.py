@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-_NUMERIC = re.compile(r"^(?:–|[+-]?[\d,]*\.?\d+(?:\s?(?:%|ms|s|MB|kB|GB|B|min|h))?(?:\s\[[^\]]*\])?(?:\s[≈~])?)$")
+_NUMERIC = re.compile(r"^(?:–|[+-]?[\d,]*\.?\d+(?:\s?(?:%|ms|s|MB|kB|GB|B|min|h))?(?:\s\[[^\]]*\])?(?:\s[≈~†])?)$")
 
 # Cell styles the renderers know: good (faster), bad (slower, failures), muted (within the margin of
 # error), warn (a flagged run), strong (emphasis), code (SQL text).

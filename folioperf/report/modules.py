@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from folioperf.histogram import decode_histogram, percentiles_us
 from folioperf.metrics import ModuleTime
 from folioperf.okapi_trace import GATEWAY, NO_HEADERS
-from folioperf.report.document import Cell, Chart, Section, Series, Table
+from folioperf.report.document import Chart, Section, Series, Table
 from folioperf.report.formats import fmt_time, group_header, unit_name
 from folioperf.report.runs import TRANSACTION, Group, kind_of
 
@@ -114,22 +114,20 @@ def modules_section(groups: list[Group], unit: str) -> Section | None:
 
 
 def _row_table(groups: list[Group], type_: str, name: str, unit: str) -> Table:
-    table = Table(f"{_row_title(type_, name)}: where the time goes ({unit_name(unit)})",
-                  ["Module"] + [c for _ in groups for c in COLUMNS],
-                  groups=[(group_header(g), len(COLUMNS)) for g in groups])
+    """A row per user count and module (the reports' orientation, folioperf.report.tables.response_table)."""
+    table = Table(f"{_row_title(type_, name)}: where the time goes ({unit_name(unit)})", ["Users", "Module", *COLUMNS],
+                  stub=2)
     per_group = [{s.module: s for s in module_stats(g, type_, name)} for g in groups]
     order = [s.module for s in module_stats(groups[-1], type_, name)]
     order += sorted({m for stats in per_group for m in stats} - set(order))
-    for module in order:
-        cells: list[Cell | str] = [module]
-        for stats in per_group:
+    for group, stats in zip(groups, per_group):
+        for module in order:
             s = stats.get(module)
             if s is None:
-                cells += ["–"] * len(COLUMNS)
                 continue
-            cells += ["–" if module == GATEWAY else f"{s.calls_per_request:.1f}", fmt_time(s.average, unit),
-                      fmt_time(s.p95, unit) if module != GATEWAY else "–", f"{s.share * 100:.1f}%"]
-        table.add(*cells)
+            table.add(group_header(group), module,
+                      "–" if module == GATEWAY else f"{s.calls_per_request:.1f}", fmt_time(s.average, unit),
+                      fmt_time(s.p95, unit) if module != GATEWAY else "–", f"{s.share * 100:.1f}%")
     return table
 
 

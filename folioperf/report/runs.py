@@ -19,6 +19,10 @@ SCHEDULED = "Scheduled"
 SCRIPT = "Script"  # a PTF plan's JSR223 sampler (folioperf.metrics.SCRIPT): counted as a sample, timed as nothing
 PARTIAL = "partial"  # not a flag of run.json: a checkpoint of a test that did not finish (RunInfo.partial)
 FLAGS = (PARTIAL, *(f.name for f in fields(Flags)))
+# Fewer samples than this and a figure says little (the 95th percentile of fewer than 20 is their largest): the
+# reports mark it (FEW_MARK), and `compare` neither highlights its delta nor gives an interval nor gates on it.
+MIN_SAMPLES = 20
+FEW_MARK = "†"
 METRIC_NAMES = tuple(f"p{round(q * 100)}" for q in PERCENTILES)  # p50 p75 p90 p95 p99
 
 

@@ -1,5 +1,5 @@
-"""The PTF report computed from results directories: header, test runs, response times per transaction
-with a column group per user count, slow APIs, failures, throughput, hour-by-hour longevity figures,
+"""The PTF report computed from results directories: header, test runs, response times with a row per user
+count (the PTF's orientation), slow APIs, failures, throughput, hour-by-hour longevity figures,
 per-window chart data and the database section."""
 
 from __future__ import annotations
@@ -8,6 +8,7 @@ from collections import defaultdict
 from datetime import datetime, timedelta
 
 from folioperf.metrics import WINDOW_S
+from folioperf.outcome import EXIT_MEANINGS
 from folioperf.report.document import Cell, Chart, Document, Section, Series, Table
 from folioperf.report.formats import (
     MISSING,
@@ -27,7 +28,10 @@ from folioperf.report.runs import (
     SCHEDULED,
     SCRIPT,
     TRANSACTION,
+    FEW_MARK,
+    MIN_SAMPLES,
     Group,
+    Stat,
     flags_of,
     group_runs,
     kind_of,
@@ -42,6 +46,9 @@ LONGEVITY_S = 2 * 3600  # runs longer than this get the hour-by-hour table
 MAX_CHART_POINTS = 720
 COLUMNS = (("avg", "Average"), ("p50", "50th"), ("p75", "75th"), ("p95", "95th"))
 TOP_QUERIES = 10
+FEW_NOTE = (f"{FEW_MARK} rests on fewer than {MIN_SAMPLES} samples: too few to say much (a 95th percentile needs "
+            f"{MIN_SAMPLES} for one sample to lie above it); `folioperf compare` neither highlights nor gates on such "
+            "figures.")
 FLAG_TEXT = {
     "cpu_saturated": "the load generator's CPU was saturated{peak}: response times include time the generator "
                      "spent waiting for CPU, not only FOLIO's",
@@ -127,6 +134,9 @@ def scenario_sections(groups: list[Group], unit: str) -> list[Section]:
             section.paragraphs.append(
                 "Samples a minute per user, as JMeter counts them (calls, preflights and the plans' script steps): "
                 + ", ".join(f"{rate:,.1f}" + (f" ({label})" if len(achieved) > 1 else "") for label, rate in achieved) + ".")
+        if not any(n.startswith(prefix) for g in groups for n in g.names(TRANSACTION)):
+            section.paragraphs.append("This group finished no transaction in the test: there are no figures for it "
+                                      "(its pace or rate may need a longer test).")
         for kind, title in ((TRANSACTION, "Transactions"), (SCHEDULED, "Latency from the scheduled start"), ("API", "API calls")):
             table = response_table(groups, kind, unit, f"{group['name']}: {title} ({unit_name(unit)})", prefix)
             if table.rows:
@@ -197,9 +207,11 @@ def flag_warnings(groups: list[Group]) -> list[str]:
                 peak = run.run.peak_cpu_percent
                 text = FLAG_TEXT[flag].format(peak=f" (peak {peak:.0f} %)" if peak else "")
                 out.append(f"{_run_label(group, run)} ({run.path.name}): {text}.")
-            if run.run.exit_code not in (0, 1, None):
-                out.append(f"{_run_label(group, run)} ({run.path.name}): the run ended with exit code "
-                           f"{run.run.exit_code}.")
+            code = run.run.exit_code
+            if code not in (0, None):
+                meaning = EXIT_MEANINGS.get(code, "not one of folioperf's exit codes")
+                out.append(f"{_run_label(group, run)} ({run.path.name}): the run ended with exit code {code}: "
+                           f"{meaning}.")
     return out
 
 
@@ -232,20 +244,41 @@ def _run_duration(run: RunInfo) -> str:
 
 # -- response times ---------------------------------------------------------------------------------
 def response_table(groups: list[Group], kind: str, unit: str, title: str, prefix: str = "") -> Table:
-    """A row per name, a column group per user count: Average, 50th, 75th, 95th. With `prefix`, the names of
-    one scenario group (`CICO · `), shown without it."""
-    first = "Transaction" if kind != "API" else "API"
-    table = Table(title, [first] + [c for _ in groups for _, c in COLUMNS],
-                  groups=[(group_header(g), len(COLUMNS)) for g in groups])
+    """The PTF's orientation: a row per user count. Transactions stand side by side under each figure (Count,
+    Average, 50th, 75th, 95th), as in the PTF's tables; APIs, too many to stand side by side, get a row each
+    under their user count. A figure resting on fewer than MIN_SAMPLES samples is marked. With `prefix`, the
+    names of one scenario group (`CICO · `), shown without it."""
     names = sorted({n for g in groups for n in g.names(kind) if n.startswith(prefix)})
-    for name in names:
-        cells: list[Cell | str] = [name[len(prefix):]]
+    shown = [n[len(prefix):] for n in names]
+    few = False
+    if kind == "API":
+        table = Table(title, ["Users", "API", "Count", *(label for _, label in COLUMNS)], stub=2)
         for g in groups:
-            stat = g.find(kind, name)
-            cells += [Cell(fmt_time(stat.value(m), unit)) if stat else Cell(MISSING) for m, _ in COLUMNS]
-        table.add(*cells)
-    table.notes = _merge_notes(groups)
+            for name, label in zip(names, shown):
+                stat = g.find(kind, name)
+                if stat is not None:
+                    few |= stat.count < MIN_SAMPLES
+                    table.add(group_header(g), label, f"{stat.count:,}", *(_figure(stat, m, unit) for m, _ in COLUMNS))
+    else:
+        table = Table(title, ["Users", *(shown * (len(COLUMNS) + 1))],
+                      groups=[("Count", len(names)), *((label, len(names)) for _, label in COLUMNS)] if names else [])
+        for g in groups if names else ():
+            stats = [g.find(kind, name) for name in names]
+            few |= any(s is not None and s.count < MIN_SAMPLES for s in stats)
+            cells: list[Cell | str] = [group_header(g), *(f"{s.count:,}" if s else MISSING for s in stats)]
+            for m, _ in COLUMNS:
+                cells += [_figure(s, m, unit) if s else Cell(MISSING) for s in stats]
+            table.add(*cells)
+    table.notes = _merge_notes(groups) + ([FEW_NOTE] if few else [])
     return table
+
+
+def _figure(stat: Stat, metric: str, unit: str) -> Cell:
+    """A response time; marked when it rests on too few samples to say much."""
+    text = fmt_time(stat.value(metric), unit)
+    if stat.count < MIN_SAMPLES and text != MISSING:
+        return Cell(f"{text} {FEW_MARK}", "muted")
+    return Cell(text)
 
 
 def _merge_notes(groups: list[Group]) -> list[str]:
@@ -278,22 +311,18 @@ def slow_api_table(groups: list[Group], unit: str, threshold_ms: float) -> Table
 # -- failures and throughput ------------------------------------------------------------------------
 def errors_section(groups: list[Group]) -> Section:
     section = Section("Failures")
-    table = Table("Failed requests", ["Name"] + ["Failures", "%"] * len(groups),
-                  groups=[(group_header(g), 2) for g in groups])
+    table = Table("Failed requests", ["Users", "Name", "Requests", "Failures", "%"], stub=2)
     keys = sorted({k for g in groups for k, s in g.stats.items() if s.failures},
                   key=lambda k: (k[0] != TRANSACTION, k[1], k[0]))
-    for type_, name in keys:
-        label = name if kind_of(type_) == "API" else f"{name} ({type_.lower()})"
-        cells: list[Cell | str] = [label]
-        for g in groups:
+    for g in groups:
+        for type_, name in keys:
             s = g.stat(type_, name)
             if s is None:
-                cells += [MISSING, MISSING]
-            else:
-                pct = 100.0 * s.failures / s.count if s.count else 0.0
-                style = "bad" if s.failures else ""
-                cells += [Cell(f"{s.failures:,}", style), Cell(f"{pct:.2f}%", style)]
-        table.add(*cells)
+                continue
+            pct = 100.0 * s.failures / s.count if s.count else 0.0
+            style = "bad" if s.failures else ""
+            table.add(group_header(g), name if kind_of(type_) == "API" else f"{name} ({type_.lower()})",
+                      f"{s.count:,}", Cell(f"{s.failures:,}", style), Cell(f"{pct:.2f}%", style))
     if table.rows:
         section.tables.append(table)
         messages = Table("Failure messages", ["Users", "Name", "Error", "Occurrences"])
@@ -309,28 +338,25 @@ def errors_section(groups: list[Group]) -> Section:
     else:
         section.paragraphs.append("No request failed.")
     expected = Table("Expected FOLIO refusals (declared by the workflow, not counted as failures)",
-                     ["Name"] + ["Count"] * len(groups), groups=[(group_header(g), 1) for g in groups])
-    for name in sorted({n for g in groups for n in g.expected_failures}):
-        expected.add(name, *(f"{g.expected_failures.get(name, 0):,}" for g in groups))
+                     ["Users", "Name", "Count"], stub=2)
+    for g in groups:
+        for name, count in sorted(g.expected_failures.items()):
+            expected.add(group_header(g), name, f"{count:,}")
     if expected.rows:
         section.tables.append(expected)
     return section
 
 
 def throughput_table(groups: list[Group]) -> Table:
-    table = Table("Throughput", ["Name"] + ["Requests", "per s"] * len(groups),
-                  groups=[(group_header(g), 2) for g in groups])
-    for name in sorted({n for g in groups for n in g.names(TRANSACTION)}):
-        cells: list[Cell | str] = [name]
-        for g in groups:
-            s = g.stat(TRANSACTION, name)
-            cells += [f"{s.count:,}", f"{s.rps:.2f}"] if s else [MISSING, MISSING]
-        table.add(*cells)
-    cells = ["All API calls"]
+    table = Table("Throughput", ["Users", "Name", "Requests", "per s"], stub=2)
+    names = sorted({n for g in groups for n in g.names(TRANSACTION)})
     for g in groups:
+        for name in names:
+            s = g.stat(TRANSACTION, name)
+            if s is not None:
+                table.add(group_header(g), name, f"{s.count:,}", f"{s.rps:.2f}")
         api = [s for (t, _), s in g.stats.items() if kind_of(t) == "API"]
-        cells += [f"{sum(s.count for s in api):,}", f"{sum(s.rps for s in api):.2f}"]
-    table.add(*cells)
+        table.add(group_header(g), "All API calls", f"{sum(s.count for s in api):,}", f"{sum(s.rps for s in api):.2f}")
     if any(len(g.runs) > 1 for g in groups):
         table.notes.append("Requests add up over repeated runs; per s is the mean rate of the runs.")
     return table

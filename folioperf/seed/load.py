@@ -22,6 +22,7 @@ import psycopg
 from psycopg import sql
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn, TimeElapsedColumn
+from rich.table import Column
 from rich.text import Text
 
 from folioperf.errors import FolioperfError
@@ -52,8 +53,15 @@ class RowsPerSecond(ProgressColumn):
 
 
 def progress_bar(console: Console) -> Progress:
+    """A bar per table, within the console's width (80 columns too): the figures keep their widths, the table's
+    name (`{tenant}_{module}.{table}`, up to 52 characters) gets what is left, cut with … when it must be."""
+    figures = (("M/N", 15), ("bar", 10), ("rate", 16), ("time", 7))
+    name = min(52, max(12, console.width - sum(w for _, w in figures) - len(figures)))
     return Progress(
-        TextColumn("{task.description:<44}"), BarColumn(), MofNCompleteColumn(), RowsPerSecond(), TimeElapsedColumn(),
+        TextColumn("{task.description}", table_column=Column(width=name, no_wrap=True, overflow="ellipsis")),
+        BarColumn(bar_width=10), MofNCompleteColumn(table_column=Column(width=15, justify="right", no_wrap=True)),
+        RowsPerSecond(table_column=Column(width=16, no_wrap=True)),
+        TimeElapsedColumn(table_column=Column(width=7, no_wrap=True)),
         console=console, transient=True,  # the summary table replaces the bars; an error stays one line
     )
 

@@ -268,3 +268,50 @@ def test_one_user_and_one_worker_read_singular(make_run, capsys):
     assert report.table("Test runs").column("Load generator") == ["1 worker"]
     assert main(["compare", str(base)]) == 2
     assert "(got 1 directory)" in capsys.readouterr().err
+
+
+def test_a_figure_of_too_few_samples_is_shown_but_never_highlighted_nor_gated(make_run, capsys):
+    """2 samples against 1 gave bold deltas, one bootstrap interval for every metric, and gates that failed."""
+    base = make_run("base", _transaction([400.0, 420.0]))
+    new = make_run("new", _transaction([900.0]))  # more than twice as slow, on one sample
+    cmp = compare_runs(load_runs([base]), load_runs([new]))
+    doc = build_comparison(cmp)
+    for title in ("Average (seconds)", "95th percentile (seconds)"):
+        cell = doc.table(title).rows[0][3]
+        assert cell.style == "muted" and cell.text.endswith(" †") and "[" not in cell.text, (title, cell)
+    assert any(p.startswith("† marks a delta resting on fewer than 20 samples") for s in doc.sections
+               for p in s.paragraphs)
+    assert main(["compare", str(base), str(new), "--fail-if", "p95<-5%", "--fail-if", "avg>500ms"]) == 0
+    err = capsys.readouterr().err
+    assert "gate failed" not in err
+    assert "gate not applied: p95<-5%: Check-out at 1 user: 2 and 1 samples (fewer than 20 say too little)" in err
+    assert "gate not applied: avg>500ms: Check-out at 1 user: 1 sample (fewer than 20 say too little)" in err
+
+
+@pytest.mark.parametrize("width", [80, 90, 97, 100, 104, 107, 120])
+def test_the_console_fits_its_width_and_keeps_every_row_label_whole(make_run, width):
+    """In 100 to 107 columns compare's row labels were folded to nothing ("20 / users"): the width it measured
+    left out the group labels over the columns; the report's runs table folded every cell in 80."""
+    import io
+
+    from rich.console import Console
+
+    from folioperf.report import console
+
+    base = make_run("base", {("Transaction", "Check-in"): [400.0 + (i * 37) % 200 for i in range(200)],
+                             ("Transaction", "Check-out"): [900.0 + (i * 37) % 300 for i in range(200)]}, users=20)
+    new = make_run("new", {("Transaction", "Check-in"): [480.0 + (i * 37) % 240 for i in range(200)],
+                           ("Transaction", "Check-out"): [800.0 + (i * 37) % 300 for i in range(200)]}, users=20)
+    for doc in (build_comparison(compare_runs(load_runs([base]), load_runs([new]))),
+                build_report(load_runs([CAMPAIGN]))):
+        out = io.StringIO()
+        console.render(doc, Console(file=out, width=width, color_system=None))
+        lines = out.getvalue().splitlines()
+        assert max(len(line) for line in lines) <= width
+        for section in doc.sections:
+            for table in section.tables:
+                if table.stub and table.rows and section.title in ("Response time comparison", "Test runs",
+                                                                   "Response times"):
+                    for row in table.rows:  # each label whole on a line of a table
+                        assert any(f"│ {row[0].text} " in line for line in lines), (table.title, row[0].text)
+    assert any("20261122T101000Z-check-in-check-out-5u" in line for line in lines)  # the runs table's, whole

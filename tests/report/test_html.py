@@ -69,5 +69,5 @@ def test_html_report_tables_and_warnings(tmp_path):
     assert main(["report", str(CAMPAIGN), "-o", str(page)]) == 0
     html = page.read_text(encoding="utf-8")
     assert '<div class="warning">⚠ 5 users, run 2' in html
-    assert '<th colspan="4">1 user</th><th colspan="4">5 users ⚠</th>' in html
+    assert '<th colspan="2">Count</th><th colspan="2">Average</th>' in html
     assert "<td>0.755</td>" in html

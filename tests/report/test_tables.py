@@ -25,21 +25,30 @@ def campaign():
     return build_report(load_runs([CAMPAIGN]))
 
 
-def test_transactions_have_a_column_group_per_user_count(campaign):
+def test_transactions_have_a_row_per_user_count_as_the_ptfs_tables(campaign):
+    """The PTF's orientation (seeds 002, 004): a row per user count, the transactions side by side under each
+    figure; with the count of samples each figure rests on."""
     table = campaign.table("Transactions (seconds)")
-    assert table.groups == [("1 user", 4), ("5 users ⚠", 4)]
-    assert table.row("Check-in") == {
-        "Transaction": "Check-in",
-        "1 user Average": "0.540", "1 user 50th": "0.480", "1 user 75th": "0.540", "1 user 95th": "1.080",
-        # two runs merged: 20 samples, percentiles from the added histograms
-        "5 users ⚠ Average": "0.755", "5 users ⚠ 50th": "0.650", "5 users ⚠ 75th": "0.800", "5 users ⚠ 95th": "1.000",
+    assert table.groups == [("Count", 2), ("Average", 2), ("50th", 2), ("75th", 2), ("95th", 2)]
+    assert table.row("1 user") == {
+        "Users": "1 user", "Count Check-in": "10", "Count Check-out": "10",
+        # 10 samples: too few to say much, marked
+        "Average Check-in": "0.540 †", "Average Check-out": "1.200 †", "50th Check-in": "0.480 †",
+        "50th Check-out": "1.100 †", "75th Check-in": "0.540 †", "75th Check-out": "1.250 †",
+        "95th Check-in": "1.080 †", "95th Check-out": "2.100 †",
     }
-    assert table.row("Check-out") == {
-        "Transaction": "Check-out",
-        "1 user Average": "1.200", "1 user 50th": "1.100", "1 user 75th": "1.250", "1 user 95th": "2.100",
-        "5 users ⚠ Average": "1.460", "5 users ⚠ 50th": "1.300", "5 users ⚠ 75th": "1.600", "5 users ⚠ 95th": "2.000",
+    assert table.row("5 users ⚠") == {
+        # two runs merged: 20 samples, percentiles from the added histograms
+        "Users": "5 users ⚠", "Count Check-in": "20", "Count Check-out": "20",
+        "Average Check-in": "0.755", "Average Check-out": "1.460", "50th Check-in": "0.650", "50th Check-out": "1.300",
+        "75th Check-in": "0.800", "75th Check-out": "1.600", "95th Check-in": "1.000", "95th Check-out": "2.000",
     }
     assert any("2 runs merged" in n for n in table.notes)
+    assert any(n.startswith("† rests on fewer than 20 samples") for n in table.notes)
+    apis = campaign.table("All API calls (seconds)")
+    assert [[c.text for c in r] for r in apis.rows][2] == [
+        "1 user", "POST /circulation/check-in-by-barcode", "10", "0.215 †", "0.190 †", "0.220 †", "0.440 †"]
+    assert apis.flat_columns() == ["Users", "API", "Count", "Average", "50th", "75th", "95th"]
 
 
 def test_a_campaign_directory_reports_like_its_run_directories(campaign):
@@ -49,8 +58,8 @@ def test_a_campaign_directory_reports_like_its_run_directories(campaign):
 
 def test_milliseconds_on_request():
     doc = build_report(load_runs([CAMPAIGN]), unit="ms")
-    row = doc.table("Transactions (ms)").row("Check-out")
-    assert (row["1 user Average"], row["5 users ⚠ Average"], row["5 users ⚠ 95th"]) == ("1,200", "1,460", "2,000")
+    table = doc.table("Transactions (ms)")
+    assert table.column("Average Check-out") == ["1,200 †", "1,460"] and table.column("95th Check-out")[1] == "2,000"
 
 
 def test_slow_apis_over_100_ms_at_the_75th_percentile(campaign):
@@ -82,22 +91,20 @@ def test_no_slow_api_is_said_in_words():
 
 def test_failures_messages_and_expected_refusals(campaign):
     failed = campaign.table("Failed requests")
-    assert failed.row("Check-out (transaction)") == {
-        "Name": "Check-out (transaction)", "1 user Failures": "0", "1 user %": "0.00%",
-        "5 users ⚠ Failures": "2", "5 users ⚠ %": "10.00%"}
+    assert [[c.text for c in r] for r in failed.rows if r[0].text == "5 users ⚠"][0] == [
+        "5 users ⚠", "Check-out (transaction)", "20", "2", "10.00%"]
     messages = campaign.table("Failure messages")
     assert ["5 users", "POST /circulation/check-out-by-barcode", "HTTP 422: Item is already checked out", "2"] in \
         [[c.text for c in r] for r in messages.rows]
     expected = campaign.table("Expected FOLIO refusals (declared by the workflow, not counted as failures)")
-    assert expected.row("POST /circulation/check-out-by-barcode") == {
-        "Name": "POST /circulation/check-out-by-barcode", "1 user Count": "2", "5 users ⚠ Count": "0"}
+    assert [[c.text for c in r] for r in expected.rows] == [["1 user", "POST /circulation/check-out-by-barcode", "2"]]
 
 
 def test_throughput(campaign):
     table = campaign.table("Throughput")
-    assert table.row("Check-in") == {"Name": "Check-in", "1 user Requests": "10", "1 user per s": "0.17",
-                                     "5 users ⚠ Requests": "20", "5 users ⚠ per s": "0.17"}
-    assert table.row("All API calls")["5 users ⚠ Requests"] == "120"
+    rows = [[c.text for c in r] for r in table.rows]
+    assert ["1 user", "Check-in", "10", "0.17"] in rows and ["5 users ⚠", "Check-in", "20", "0.17"] in rows
+    assert ["5 users ⚠", "All API calls", "120", "1.00"] in rows
 
 
 def test_header_and_flags(campaign):
@@ -236,10 +243,12 @@ def test_runs_without_database_observations_say_so():
 
 def test_markdown_tables_paste_into_a_wiki(campaign):
     lines = markdown.render(campaign).splitlines()
-    header = lines.index("| Transaction | 1 user Average | 1 user 50th | 1 user 75th | 1 user 95th "
-                         "| 5 users ⚠ Average | 5 users ⚠ 50th | 5 users ⚠ 75th | 5 users ⚠ 95th |")
-    assert lines[header + 1] == "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
-    assert lines[header + 2] == "| Check-in | 0.540 | 0.480 | 0.540 | 1.080 | 0.755 | 0.650 | 0.800 | 1.000 |"
+    header = lines.index("| Users | Count Check-in | Count Check-out | Average Check-in | Average Check-out "
+                         "| 50th Check-in | 50th Check-out | 75th Check-in | 75th Check-out | 95th Check-in "
+                         "| 95th Check-out |")
+    assert lines[header + 1] == "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+    assert lines[header + 3] == ("| 5 users ⚠ | 20 | 20 | 0.755 | 1.460 | 0.650 | 1.300 | 0.800 | 1.600 | 1.000 "
+                                 "| 2.000 |")
     assert "| `SELECT jsonb FROM diku_mod_users.users WHERE id = $1` | 200 ms or 5% | 4.00 ms | 50 |" in lines
 
 
@@ -247,7 +256,7 @@ def test_cli_report_to_markdown(tmp_path, capsys):
     out = tmp_path / "report.md"
     assert main(["report", str(CAMPAIGN), "-o", str(out), "--unit", "ms"]) == 0
     text = out.read_text(encoding="utf-8")
-    assert "| Check-out | 1,200 | 1,100 | 1,250 | 2,100 | 1,460 | 1,300 | 1,600 | 2,000 |" in text
+    assert "| 5 users ⚠ | 20 | 20 | 755 | 1,460 | 650 | 1,300 | 800 | 1,600 | 1,000 | 2,000 |" in text
     assert [p.name for p in tmp_path.iterdir()] == ["report.md"]  # no temporary file left
 
 
@@ -296,7 +305,7 @@ def test_runs_of_different_workflows_are_refused(tmp_path, capsys):
     assert "runs of different workflows (check-in-check-out, holds) cannot share one table" in capsys.readouterr().err
 
 
-def test_an_option_that_differs_between_runs_makes_its_own_column_group(tmp_path):
+def test_an_option_that_differs_between_runs_makes_its_own_row(tmp_path):
     samples = {("Transaction", "Renew all loans"): [100.0, 200.0, 300.0]}
     a = write_run(tmp_path, samples, users=1)
     b = write_run(tmp_path, {("Transaction", "Renew all loans"): [1000.0, 2000.0, 3000.0]}, users=1)
@@ -305,8 +314,8 @@ def test_an_option_that_differs_between_runs_makes_its_own_column_group(tmp_path
         meta["options"] = {"loans_per_user": loans, "think_time": "0s"}
         (path / "run.json").write_text(json.dumps(meta))
     table = build_report(load_runs([a, b])).table("Transactions (seconds)")
-    assert [label for label, _ in table.groups] == ["1 user, loans_per_user=10", "1 user, loans_per_user=200"]
-    assert table.row("Renew all loans")["1 user, loans_per_user=200 Average"] == "2.000"
+    assert table.column("Users") == ["1 user, loans_per_user=10", "1 user, loans_per_user=200"]
+    assert table.row("1 user, loans_per_user=200")["Average Renew all loans"] == "2.000 †"
 
 
 def test_a_partial_checkpoint_says_partial_everywhere_it_is_shown(tmp_path):
@@ -346,3 +355,35 @@ def test_every_flag_a_run_can_raise_has_words_in_the_report():
     from folioperf.report.tables import FLAG_TEXT
 
     assert set(FLAGS) == set(FLAG_TEXT)
+
+
+def test_every_flag_and_exit_code_is_explained(tmp_path):
+    """A run flagged ramp_incomplete said "Flags: none" and "exit code 7" with no word of what either meant."""
+    from folioperf import outcome
+
+    path = write_run(tmp_path, {("Transaction", "Place hold"): [900.0] * 5}, users=8)
+    meta = json.loads((path / "run.json").read_text())
+    meta["flags"]["ramp_incomplete"], meta["exit_code"] = True, 7
+    (path / "run.json").write_text(json.dumps(meta))
+    doc = build_report(load_runs([path]))
+    assert doc.table("Test runs").rows[0][6].text == "ramp incomplete"
+    assert any("not every user asked for ran for at least half of the test" in w for w in doc.warnings)
+    assert any("exit code 7: fewer users ran than asked" in w for w in doc.warnings), doc.warnings
+    codes = {v for k, v in vars(outcome).items() if k.startswith("EXIT_") and isinstance(v, int)}
+    assert codes == set(outcome.EXIT_MEANINGS)
+
+
+def test_a_scenario_group_that_finished_no_transaction_says_so(tmp_path):
+    """The README's try of the master plan (60 s) paces RENEW at one iteration every 4 minutes: its section had
+    API calls and no word of the transaction it never finished."""
+    path = write_run(tmp_path, {("Transaction", "CICO · Check-out"): [900.0] * 20,
+                                ("GET", "RENEW · GET /circulation/loans"): [50.0] * 3})
+    meta = json.loads((path / "run.json").read_text())
+    meta["scenario"] = {"name": "ptf-master", "groups": [
+        {"name": "CICO", "workflow": "check-in-check-out", "users": 1, "pace": "65/m", "options": {}},
+        {"name": "RENEW", "workflow": "renew", "users": 1, "pace": "6/m", "options": {}}]}
+    (path / "run.json").write_text(json.dumps(meta))
+    doc = build_report(load_runs([path]))
+    sections = {s.title: s for s in doc.sections}
+    assert any("finished no transaction" in p for p in sections["RENEW: renew"].paragraphs)
+    assert not any("finished no transaction" in p for p in sections["CICO: check-in-check-out"].paragraphs)

@@ -270,3 +270,23 @@ def test_a_dataset_edited_since_seeding_is_refused_until_replaced(scratch_db, tm
     old, new = dataset.load("cico"), dataset.load(str(edited))
     assert _in_range(dsn, "mod_inventory_storage.item", old, "item") == 0
     assert _in_range(dsn, "mod_inventory_storage.item", new, "item") == 250
+
+
+def test_seeding_progress_fits_80_columns():
+    """The bars padded every table's name to 44 characters: in 80 columns rich cut the figures ("123456/…")."""
+    import io
+
+    from rich.console import Console
+
+    from folioperf.seed.load import progress_bar
+
+    out = io.StringIO()
+    console = Console(file=out, width=80, force_terminal=True, color_system=None)
+    progress = progress_bar(console)
+    task = progress.add_task("fs09000000_mod_source_record_storage.marc_records_lb", total=200_000)
+    progress.advance(task, 123_456)
+    progress.add_task("diku_mod_users.users", total=2_000)
+    console.print(progress.get_renderable())
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 2 and all(len(line) <= 80 for line in lines), lines
+    assert "123456/200000" in lines[0] and lines[1].startswith("diku_mod_users.users ") and "0/2000" in lines[1]
