@@ -322,3 +322,30 @@ def _match(recorded: list[dict], derived: Derived, preflight: bool) -> tuple[lis
             left.remove(found)
             pairs.append((entry, found))
     return pairs, None
+
+
+# -- the master plan's BLS group (workflows/bls.py; tests/workflows/test_master_bls_var.py) ------------------
+
+BLS_GROUP = "Blacklight simulation"
+
+
+def _master_pass(group: jmx.Block, decide=jmx.default_decide) -> list:
+    return jmx.walk(group, decide, plan(MASTER).variables)
+
+
+def bls() -> Derived:
+    """One iteration of the master plan's BLS group (its If "Do if item_id exists" holds: the CSV has a row)."""
+    group = plan(MASTER).thread_group(BLS_GROUP)
+    return Derived(MASTER, group.lines, tuple(_master_pass(group)), plan(MASTER).variables)
+
+
+def master_pace(group_name: str) -> tuple[int, float]:
+    """(threads, samples a minute per thread) of a master plan group, as JMeter read them: its thread count and
+    the one "this thread only" ConstantThroughputTimer all its samplers share."""
+    p = plan(MASTER)
+    group = p.thread_group(group_name)
+    threads = int(jmx.number(group.prop("ThreadGroup.num_threads"), AS_RUN, variables=p.variables))
+    timers = {t for s in jmx.samples(group, variables=p.variables) for t in jmx.throughput_of(s, AS_RUN, p.variables)}
+    ((per_minute, calc_mode),) = timers
+    assert calc_mode == 0, "not a this-thread-only timer"
+    return threads, per_minute
