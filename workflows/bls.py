@@ -11,8 +11,8 @@ discovery layer (Blacklight) does to FOLIO for a patron's page request, in one t
     GET  /patron/account/{id}?includeLoans=false&includeCharges=false&includeHolds=false&sortBy=sort.ascending&...
     POST /circulation/requests                   a Page request for the CSV row's item, at the pickup desk
 
-No pauses (the plan's 300 ms ConstantTimer is disabled, line 46422); the group's ConstantThroughputTimer paces
-7 samples a minute per thread (line 46424, calcMode 0): `--pace 7/m`, one iteration a minute, as
+No pauses (the plan's 300 ms ConstantTimer is disabled, line 46418); the group's ConstantThroughputTimer paces
+7 samples a minute per thread (line 46423, calcMode 0): `--pace 7/m`, one iteration a minute, as
 scenarios/ptf-master.toml runs it.
 
 The test data: Available items without requests with their holdings and instances (an exclusive pool), patrons
@@ -21,7 +21,7 @@ who may request (shared) and the dataset's pickup desk. Each iteration pages its
 recycled rows a 5,000-row file could not run out of at a row a minute, and this pool cannot run out at all,
 so an 8- or 24-hour run keeps requesting items that can be paged.
 
-The plan's request expires on 2023-05-24 (line 46386), written when that was still to come: sent as written by
+The plan's request expires on 2023-05-24 (line 46391), written when that was still to come: sent as written by
 default, as JMeter sent it; `--plan as-written` sends what was meant, an expiry 30 days after the request.
 """
 
@@ -36,8 +36,8 @@ from folioperf.jmeter import AS_WRITTEN
 from folioperf.workflows.master_plan import MASTER_HEADERS
 
 TRANSACTION = "BLS_TC: Blacklight simulation"  # line 46156
-EXPIRES = "2023-05-24T11:04:25.000+00:00"  # line 46386
-# patron/account's parameters, in the plan's order (lines 46320-46366)
+EXPIRES = "2023-05-24T11:04:25.000+00:00"  # line 46391
+# patron/account's parameters, in the plan's order (lines 46321-46362)
 ACCOUNT = {"includeLoans": "false", "includeCharges": "false", "includeHolds": "false", "sortBy": "sort.ascending",
            "offset": "0", "limit": "100"}
 # the plan-wide headers (workflows.master_plan), the group's Accept and Origin over them (lines 46103-46118)
@@ -45,7 +45,7 @@ HEADERS = {**MASTER_HEADERS, "Accept": "text/plain", "Origin": "http://localhost
 
 
 def _date(when: datetime) -> str:
-    """`yyyy-MM-dd'T'HH:mm:ss.SSS'Z'` (line 46385), in UTC."""
+    """`yyyy-MM-dd'T'HH:mm:ss.SSS'Z'` (line 46390), in UTC."""
     return when.strftime("%Y-%m-%dT%H:%M:%S.") + f"{when.microsecond // 1000:03d}Z"
 
 
@@ -60,7 +60,7 @@ class BlacklightSimulation(FolioTaskSet):
         with self.transaction(TRANSACTION):
             okapi.get("/item-storage/items")
             record = okapi.get("/item-storage/items/{id}", id=paged).json()
-            record["descriptionOfPieces"] = f"SomeDescription_{int(time.time() * 1000)}"  # line 46218
+            record["descriptionOfPieces"] = f"SomeDescription_{int(time.time() * 1000)}"  # line 46216
             okapi.put("/item-storage/items/{id}", id=paged, json=record, expect=(204,))
             copy = str(uuid.uuid4())
             # the JSON extractor's default (line 46224) where the record lacks a type

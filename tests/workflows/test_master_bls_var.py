@@ -23,8 +23,9 @@ from tests.workflows.conftest import CEILING_SECONDS, FINISH_SECONDS, TENANT, ca
 
 pytestmark = [pytest.mark.xdist_group("master-bls-var-runs"), pytest.mark.long_run]
 
-SCALES = {"bls": 0.01}  # 50 items and patrons: a few iterations each run
+SCALES = {"bls": 0.01, "var": 0.02}  # 50 items and patrons; 100 MARC authorities: a few iterations each run
 BLS = "BLS_TC: Blacklight simulation"
+GOTO, SEARCH, CLICK = "VAR_TC: GoTo Marc Authority", "VAR_TC: Search Marc Authority", "VAR_TC: Click Authorized Record"
 ITERATIONS = 3
 DATE = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")  # the plan's requestDate, in UTC
 SCENARIO = REPO / "scenarios" / "ptf-master.toml"
@@ -56,11 +57,13 @@ def _pools_file(directory: Path, document: dict, **replace: list[dict]) -> Path:
 @pytest.fixture(scope="session")
 def runs(seeded, master_pools, tmp_path_factory) -> dict[str, LocustRun]:
     """At once: BLS as JMeter ran it with a single item in its pool (each iteration then pages the copy the
-    previous one made), and BLS with --plan as-written on the other items."""
+    previous one made), BLS with --plan as-written on the other items, and VAR until it has made 3 whole
+    iterations (it quits as the fourth starts its first transaction)."""
     root = tmp_path_factory.mktemp("master-bls-var-runs")
     items = master_pools["bls"]["pools"]["items"]
     plans = {"bls": ("bls.py", [], {"items": items[:1]}, f"{BLS}:{ITERATIONS}"),
-             "bls-as-written": ("bls.py", ["--plan", "as-written"], {"items": items[1:]}, f"{BLS}:2")}
+             "bls-as-written": ("bls.py", ["--plan", "as-written"], {"items": items[1:]}, f"{BLS}:2"),
+             "var": ("var.py", [], {}, f"{GOTO}:{ITERATIONS + 1}")}
     started = {}
     for name, (file, args, pools, stop) in plans.items():
         out = root / name
@@ -130,7 +133,7 @@ def _bodies(entries: list[dict]) -> dict[str, dict]:
 
 @pytest.mark.parametrize("name", ["bls", "bls-as-written"])
 def test_bls_bodies_are_the_plans(runs, name):
-    """The PUT is the item read, its descriptionOfPieces `SomeDescription_<epoch ms>` (line 46218); the new item
+    """The PUT is the item read, its descriptionOfPieces `SomeDescription_<epoch ms>` (line 46216); the new item
     has the plan's fields, Available, in the same holdings with the same loan and material types; the Page
     request has the plan's fields and fixed values (its 2023 expiry as JMeter sent it; as written, a date to
     come), for the item read, by the patron whose account was read."""
@@ -193,3 +196,82 @@ def test_the_master_scenario_runs_bls_at_the_plans_threads_and_throughput():
     group = _scenario_group("BLS")
     assert (group["workflow"], group["users"], group["pace"]) == ("bls", threads, f"{per_minute:g}/m")
     assert len(derived.bls().samples) == 7
+
+
+# -- VAR ----------------------------------------------------------------------------------------------------
+
+def _var_iterations(run: LocustRun) -> list[list[dict]]:
+    """The whole iterations of the run's one user: each starts with its Flow Control Action's pause, the only
+    pause VAR takes."""
+    log = [e for e in calls_of(run) if not e["name"].startswith("POST /authn/")]
+    starts = [i for i, e in enumerate(log) if e["type"] == "Pause"]
+    return [log[a:b] for a, b in zip(starts, starts[1:])]
+
+
+def test_var_runs_at_its_defaults_without_failures(runs):
+    run = runs["var"]
+    _ran(run)
+    stats = run.stats()
+    for transaction in (GOTO, SEARCH, CLICK):
+        assert stats[("Transaction", transaction)]["num_requests"] >= ITERATIONS, transaction
+    assert all(entry["num_failures"] == 0 for entry in stats.values())
+
+
+def test_var_sends_the_plan(runs):
+    """Each iteration: the Flow Control Action's pause (`__Random(1000,3000)` ms, taken before anything else and
+    no pause elsewhere), the GoTo and Search transactions, then as many Click Authorized Record transactions as
+    the plan's `__Random(1,3)` loop runs, each on one id; the plan's calls, in its order, with its headers."""
+    _ran(runs["var"])
+    low, high = derived.var_clicks()
+    action, (shortest, longest) = derived.var_action()
+    iterations = _var_iterations(runs["var"])
+    assert len(iterations) >= ITERATIONS
+    for entries in iterations:
+        pause, *rest = entries
+        assert (pause["kind"], pause["low"], pause["high"]) == ("uniform", shortest, longest), pause
+        clicks = [e["name"] for e in rest if e["type"] == "Transaction"].count(CLICK)
+        assert low <= clicks <= high
+        plan = derived.var(clicks)
+        assert [e["name"] for e in rest if e["type"] == "Transaction"] == plan.transaction_names()
+        made = [e for e in rest if e["type"] != "Transaction"]
+        assert derived.mismatch(made, plan) is None, derived.mismatch(made, plan)
+        assert derived.pause_mismatch(made, plan, AS_RUN) is None, derived.pause_mismatch(made, plan, AS_RUN)
+        pairs, _ = derived._match(made, plan, True)
+        for entry, sample in pairs:
+            _check_headers(entry, sample)
+        calls: list[dict] = []
+        for e in rest:  # each Click Authorized Record transaction's three calls are about one record
+            if e["type"] != "Transaction":
+                calls.append(e)
+                continue
+            if e["name"] == CLICK:
+                source, *by_id = calls
+                ids = {source["url"].split("/")[-2]} | {
+                    re.search(r"id==([0-9a-f-]+)", derived.decoded(c["url"])).group(1) for c in by_id}
+                assert len(ids) == 1, ids
+            calls = []
+
+
+def test_var_opens_authorized_headings_of_the_surname_searched(runs, seeded):
+    """The records opened are the dataset's Authorized personal names with the surname the iteration searched."""
+    iterations = _var_iterations(runs["var"])
+    with psycopg.connect(seeded.dsn) as conn:
+        for entries in iterations:
+            (search,) = [e for e in entries if e["name"] == "GET /search/authorities" and "keyword" in e["url"]]
+            surname = re.search(r'keyword=="([^"]+)"', derived.decoded(search["url"])).group(1)
+            for e in entries:
+                if e["name"] == "GET /source-storage/records/{id}/formatted":
+                    marc_id = e["url"].split("/")[-2]
+                    (name,) = conn.execute(f"SELECT jsonb->>'personalName' FROM {TENANT}_mod_entities_links.authority "
+                                           "WHERE id = %s", (marc_id,)).fetchone()
+                    assert name.split(",")[0] == surname
+
+
+def test_the_master_scenario_runs_var_at_the_plans_threads_and_throughput():
+    """scenarios/ptf-master.toml's VAR group: the plan's threads and throughput timer, which paces the Flow
+    Control Action as a sample: 5 samples and 3 a click, 11 an iteration on average (2 clicks)."""
+    threads, per_minute = derived.master_pace(derived.VAR_GROUP)
+    group = _scenario_group("VAR")
+    assert (group["workflow"], group["users"], group["pace"]) == ("var", threads, f"{per_minute:g}/m")
+    low, high = derived.var_clicks()
+    assert len(derived.var((low + high) // 2).samples) == 11
