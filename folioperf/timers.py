@@ -33,6 +33,11 @@ class Timers:
             self._paused += seconds
             self._sleep(seconds)
 
+    def spent_in_sample(self) -> None:
+        """The pauses since the last sample were that sample's own time (a Flow Control Action's pause), not timers
+        before the next one: the next sample's throughput wait counts from now, as JMeter's does."""
+        self._fired, self._paused = None, 0.0
+
     def before_sample(self) -> None:
         """Right before a sample: the throughput timer's wait, as JMeter would have added it to the pauses."""
         fired, self._fired = self._fired, None

@@ -98,6 +98,19 @@ def test_the_pauses_before_a_sample_add_to_the_throughput_timers_wait():
     assert clock.slept[-2:] == [2.0, 0.623] and clock.now == pytest.approx(3.846)
 
 
+def test_a_flow_control_actions_pause_is_its_own_time_not_a_timers():
+    """A Flow Control Action (TestAction, the master plan's VAR line 44897) is a sampler: the throughput timer
+    paces it, and its pause is its sample's time, so the next sample goes when it is due, not the pause later
+    (folioperf's `action`: before_sample, the pause, spent_in_sample)."""
+    clock = Clock()
+    timers = Timers(clock.sleep, per_minute=60, clock=lambda: clock.now)
+    timers.before_sample()  # the action: due now
+    timers.pause(0.4)
+    timers.spent_in_sample()
+    timers.before_sample()  # the next sample: due 1 s after the action
+    assert clock.slept == [0.4, 0.6] and clock.now == pytest.approx(1.0)
+
+
 def test_without_a_throughput_timer_only_the_pauses_wait():
     clock = Clock()
     timers = Timers(clock.sleep, clock=lambda: clock.now)

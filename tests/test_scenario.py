@@ -21,9 +21,10 @@ def test_the_ptf_master_scenario_runs_every_group(run_dsn, tmp_path):
     res = only_results(tmp_path / "results")
     groups = {g["name"]: g for g in res.run.scenario["groups"]}
     assert {name: (g["workflow"], g["users"]) for name, g in groups.items()} == {
-        "CICO": ("check-in-check-out", 1), "RENEW": ("renew", 1), "RIH": ("rih", 10)}
+        "CICO": ("check-in-check-out", 1), "RENEW": ("renew", 1), "RIH": ("rih", 10), "BLS": ("bls", 1),
+        "VAR": ("var", 1)}
     assert groups["CICO"]["pace"] == "65/m" and groups["RIH"]["rate"] == 3 and groups["RIH"]["rate_achieved"] > 2.8
-    for prefix in ("CICO · ", "RENEW · ", "RIH · "):
+    for prefix in ("CICO · ", "RENEW · ", "RIH · ", "BLS · ", "VAR · "):
         assert any(e.name.startswith(prefix) and e.count for e in res.apis()), prefix
     assert res.entry("Transaction", "RIH · Retrieve instance and holdings").count > 150
     # RENEW's pace, one iteration every 4 minutes, finishes none in a minute: the run says so
@@ -34,7 +35,8 @@ def test_the_ptf_master_scenario_runs_every_group(run_dsn, tmp_path):
     report = folioperf("report", str(res.path), "-o", "report.md", cwd=tmp_path)
     assert report.returncode == 0, report.stderr
     text = (tmp_path / "report.md").read_text()
-    for heading in ("## CICO: check-in-check-out", "## RENEW: renew", "## RIH: rih"):
+    for heading in ("## CICO: check-in-check-out", "## RENEW: renew", "## RIH: rih", "## BLS: bls",
+                    "## VAR: var"):
         assert heading in text
     renew = text[text.index("## RENEW: renew"):text.index("## RIH: rih")]
     assert "This group finished no transaction in the test" in renew

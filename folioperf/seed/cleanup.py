@@ -29,7 +29,7 @@ CIRCULATION_STATE: dict[str, tuple[tuple[str, str], ...]] = {
 RECORDS = {
     "permissions_users": "permission_user", "users": "user", "item": "item", "holdings_record": "holdings",
     "instance": "instance", "raw_records_lb": "srs_record", "marc_records_lb": "srs_record", "records_lb": "srs_record",
-    "snapshots_lb": "snapshot",
+    "snapshots_lb": "snapshot", "authority": "authority",
 }
 
 

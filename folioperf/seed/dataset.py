@@ -20,7 +20,8 @@ reproducible. Its file has four tables:
     users_per_loan_count = 10  # borrowers for each entry of loans_per_user
     open_requests = 0          # Hold requests on checked-out items, by patrons from `users` (default 0)
     authorities = 0            # MARC authorities (personal names) in SRS, external ids from the `authority`
-                               # id range, which the authority records use (default 0)
+                               # id range, which the authority records use: in the sandbox also in
+                               # mod-entities-links' table that search/authorities reads (default 0)
 
     [records]                  # reference records the seeded records use, by name
     patron_groups = ["undergrad", "graduate"]      # users are spread over these

@@ -32,6 +32,8 @@ from folioperf.seed.dataset import Counts, Dataset
 from folioperf.seed.vocabulary import Vocabulary, vocabulary
 
 EMAIL_CONTACT = "002"  # preferredContactTypeId "Email", as PTF's Users.sql sets
+# mod-entities-links' reference authority source file "LC Name Authority file (LCNAF)", which FOLIO gives every tenant
+LC_NAME_AUTHORITY_FILE = "af045f2f-e851-4613-984c-4bc13430454a"
 
 SRS_RECORD_COLUMNS = (
     "id", "snapshot_id", "matched_id", "generation", "record_type", "external_id", "state", "leader_record_status",
@@ -69,7 +71,7 @@ def row_count(key: str, c: Counts) -> int:
         "holdings_record": c.holdings, "item": c.items, "snapshots_lb": 1 if c.instances + c.authorities else 0,
         "records_lb": c.instances + c.authorities, "raw_records_lb": c.instances + c.authorities,
         "marc_records_lb": c.instances + c.authorities, "loan": c.loans, "audit_loan": c.loans,
-        "patron_action_session": c.loans, "request": c.open_requests,
+        "patron_action_session": c.loans, "request": c.open_requests, "authority": c.authorities,
     }[key]
 
 
@@ -456,6 +458,18 @@ class Generator:
         for r, (fields, shape) in enumerate(self.srs_marc()):
             leader = self.leaders[r] if self.leaders else self.iso2709(fields, shape)[0]
             yield f"{srs_id(r)}\t{self.parsed(leader, fields).replace(chr(92), chr(92) * 2)}\n"
+
+    def authority(self) -> Iterator[str]:
+        """mod-entities-links' authority records (AuthorityDto) of the MARC authorities: what mod-search indexes
+        (the sandbox's search/authorities), each heading Authorized, in the Library of Congress name authority
+        file, as mod-entities-links derives them from the SRS records above."""
+        assert tuple(self.columns["authority"]) == ("id", "jsonb")
+        authority_id = self.ids.of("authority")
+        for a, heading in enumerate(self.authority_headings):
+            record = {"id": authority_id(a), "naturalId": self.ids.authority_natural_id(a), "source": "MARC",
+                      "personalName": heading, "sourceFileId": LC_NAME_AUTHORITY_FILE, "_version": 0,
+                      "metadata": self.metadata}
+            yield f"{record['id']}\t{json_text(record)}\n"
 
     # -- circulation -------------------------------------------------------------------------------
     @cached_property

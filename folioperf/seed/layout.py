@@ -25,7 +25,7 @@ from folioperf.seed.generate import SRS_RECORD_COLUMNS
 REQUIRED_MODULES = ("mod_users", "mod_inventory_storage", "mod_circulation_storage")
 OPTIONAL_MODULES = (
     "mod_permissions", "mod_source_record_storage", "mod_feesfines", "mod_patron_blocks", "mod_notify",
-    "mod_configuration",
+    "mod_configuration", "mod_entities_links",
 )
 
 # tables outside FOLIO's RMB catalog (folio_layout) that folioperf writes or cleans: key → (module, table)
@@ -35,6 +35,8 @@ OTHER_TABLES = {
     "records_lb": ("mod_source_record_storage", "records_lb"),
     "raw_records_lb": ("mod_source_record_storage", "raw_records_lb"),
     "marc_records_lb": ("mod_source_record_storage", "marc_records_lb"),
+    # the sandbox's (id, jsonb) stand-in for mod-entities-links' relational authority table (sandbox/search_index)
+    "authority": ("mod_entities_links", "authority"),
 }
 
 # columns folioperf writes into mod-source-record-storage's relational tables

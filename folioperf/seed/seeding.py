@@ -27,10 +27,10 @@ from folioperf.seed.reference import resolve
 
 SEED_TABLES = (
     "users", "permissions_users", "instance", "holdings_record", "item", "snapshots_lb", "records_lb", "raw_records_lb",
-    "marc_records_lb", "loan", "audit_loan", "patron_action_session", "request",
+    "marc_records_lb", "authority", "loan", "audit_loan", "patron_action_session", "request",
 )
 CIRCULATION_TABLES = ("loan", "audit_loan", "patron_action_session", "request")
-OPTIONAL_TABLES = {"permissions_users", "snapshots_lb", "records_lb", "raw_records_lb", "marc_records_lb"}
+OPTIONAL_TABLES = {"permissions_users", "snapshots_lb", "records_lb", "raw_records_lb", "marc_records_lb", "authority"}
 APPLICATION_NAME = "folioperf-seed"
 
 
@@ -138,6 +138,10 @@ def table_keys(layout: Layout, counts: Counts, keys: tuple[str, ...], warnings: 
         if key in OPTIONAL_TABLES and layout.get(key) is None:
             if key == "records_lb":
                 warnings.append(f"tenant {layout.tenant} has no mod-source-record-storage tables: no SRS records seeded")
+            continue
+        if key == "authority" and layout[key].columns[:2] != ["id", "jsonb"]:
+            # a real FOLIO's mod-entities-links keeps authorities in relational columns, from its SRS records
+            warnings.append(f"tenant {layout.tenant}'s authority table is not the sandbox's: authorities only in SRS")
             continue
         layout[key]  # a required table that is missing: one clear error
         out.append(key)

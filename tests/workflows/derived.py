@@ -322,3 +322,68 @@ def _match(recorded: list[dict], derived: Derived, preflight: bool) -> tuple[lis
             left.remove(found)
             pairs.append((entry, found))
     return pairs, None
+
+
+# -- the master plan's BLS and VAR groups (workflows/bls.py, var.py; tests/workflows/test_master_bls_var.py) ------
+
+BLS_GROUP, VAR_GROUP = "Blacklight simulation", "View Marc Authority"
+VALUES.update({"marc_id": _ID, "keyword": '[^"]+'})
+_RANDOM = re.compile(r"\$\{__Random\(\s*(-?\d+)\s*,\s*(-?\d+)\s*(?:,[^)]*)?\)\}")
+
+
+def random_range(text: str) -> tuple[int, int]:
+    """The bounds of a `${__Random(min,max,)}`, which JMeter evaluates each time it reads the text: an integer
+    from min to max, both included (RandomFunction.java). folioperf.jmx reads no functions."""
+    m = _RANDOM.fullmatch(text.strip())
+    if m is None:
+        raise ValueError(f"{text!r} is not a ${{__Random(min,max)}}")
+    return int(m.group(1)), int(m.group(2))
+
+
+def _master_pass(group: jmx.Block, decide=jmx.default_decide) -> list:
+    return jmx.walk(group, decide, plan(MASTER).variables)
+
+
+def bls() -> Derived:
+    """One iteration of the master plan's BLS group (its If "Do if item_id exists" holds: the CSV has a row)."""
+    group = plan(MASTER).thread_group(BLS_GROUP)
+    return Derived(MASTER, group.lines, tuple(_master_pass(group)), plan(MASTER).variables)
+
+
+def var(clicks: int) -> Derived:
+    """One iteration of the master plan's VAR group whose search found Authorized records (`clicks` 0: none):
+    its Flow Control Action, the GoTo and Search transactions, then the loop "LC: Click Authorized Record" run
+    `clicks` times. The loop's count is `${__Random(1,3,)}` (var_clicks()), which folioperf.jmx, reading no
+    functions, would take for 0: the loop's transaction is walked here as many times as asked."""
+    group = plan(MASTER).thread_group(VAR_GROUP)
+    taken = jmx.find(group, "IF: If Marc Authority Records exist", "if")
+    assert group.steps[-1] is taken, "the If is the group's last step"
+    head = _master_pass(group, lambda b: False if b.kind == "if" else 1)
+    click = jmx.find(taken, "VAR_TC: Click Authorized Record", "transaction")
+    events = head + [e for _ in range(clicks) for e in _master_pass(click)]
+    return Derived(MASTER, group.lines, tuple(events), plan(MASTER).variables)
+
+
+def var_clicks() -> tuple[int, int]:
+    """How many Authorized records VAR clicks an iteration: its loop's count, `${__Random(1,3,)}`."""
+    loop = jmx.find(plan(MASTER).thread_group(VAR_GROUP), "LC: Click Authorized Record", "loop")
+    return random_range(loop.prop("LoopController.loops"))
+
+
+def var_action() -> tuple[jmx.Sample, tuple[int, int]]:
+    """VAR's Flow Control Action ("--- ThinkTimer: Fast", a pause) and the bounds of its duration in ms."""
+    (action,) = [s for s in var(0).samples if s.kind == "action"]
+    assert action.props.get("ActionProcessor.action") == "1", "a pause"
+    return action, random_range(action.props["ActionProcessor.duration"])
+
+
+def master_pace(group_name: str) -> tuple[int, float]:
+    """(threads, samples a minute per thread) of a master plan group, as JMeter read them: its thread count and
+    the one "this thread only" ConstantThroughputTimer all its samplers share."""
+    p = plan(MASTER)
+    group = p.thread_group(group_name)
+    threads = int(jmx.number(group.prop("ThreadGroup.num_threads"), AS_RUN, variables=p.variables))
+    timers = {t for s in jmx.samples(group, variables=p.variables) for t in jmx.throughput_of(s, AS_RUN, p.variables)}
+    ((per_minute, calc_mode),) = timers
+    assert calc_mode == 0, "not a this-thread-only timer"
+    return threads, per_minute
