@@ -20,7 +20,7 @@ from pathlib import Path
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from folioperf import jmx
-from folioperf.jmeter import AS_RUN, Delay
+from folioperf.jmeter import AS_RUN, Delay, PercentController, number
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "jmx"
 CICO_DIR = "workflows-scripts/circulation/check-in-check-out"
@@ -51,6 +51,9 @@ VALUES = {name: _ID for name in ("userID", "user_id", "userId", "user_Id", "patr
 VALUES.update({name: _BARCODE for name in ("user_barcode", "item_barcode_availiable", "item_barcodes_checkedout",
                                             "userBarcode", "itemBarcode")})
 VALUES.update({"instance_hrid": "[A-Za-z0-9]+", "loanPolicy_Id": ""})
+# the master plan's VIR, PRV, VIH, ILR and MPS groups (tests/workflows/test_master_groups.py)
+VALUES.update({name: _ID for name in ("instanceId", "service_pointId", "requesterId", "pickupServicePointId")})
+VALUES.update({"patron_name": "[^\"*]+"})
 _VARIABLE = re.compile(r"\$\{([^{}]*)\}")
 
 
@@ -149,6 +152,50 @@ def hold(variant: str) -> Derived:
 def retrieve() -> Derived:
     """The master plan's RIH group (folioperf's rih follows it: the HRID, not the stand-alone plan's UUID)."""
     return _derive(MASTER, plan(MASTER).thread_group("RIH Retrieving Instances Holdings Group"))
+
+
+# The master plan's thread groups of folioperf's vir, prv, vih, ilr and mps workflows, by the workflow's name
+# for them (mps has three)
+MASTER_GROUPS = {
+    "vir": "VIR inventory record monitoring",
+    "prv": "PRV View Patron record Group",
+    "vih": "VIH_View instance holdings details",
+    "ilr": "Item-level Requests Creation",
+    "mps-locations": "MPS for service-points & locations",
+    "mps-requests": "MPS for circulation/requests",
+    "mps-pick-slips": "MPS for circulation/pick-slips",
+}
+
+
+def master_group(name: str, iteration: int = 0, mode: str = AS_RUN) -> Derived:
+    """Iteration `iteration` (from 0) of a master plan thread group's one thread (MASTER_GROUPS): each Throughput
+    Controller by percent runs its samplers in that iteration as JMeter's decides (folioperf.jmeter.PercentController,
+    its percent read from the plan), loops run as JMeter reads their counts in `mode`."""
+    p = plan(MASTER)
+    group = p.thread_group(MASTER_GROUPS[name])
+
+    def decide(block: jmx.Block):
+        if block.kind != "throughput":
+            return jmx.default_decide(block)
+        percent = number(block.prop("ThroughputController.percentThroughput"), mode, variables=p.variables, integer=False)
+        controller = PercentController(percent)
+        return [controller.runs() for _ in range(iteration + 1)][-1]
+
+    return Derived(MASTER, group.lines, tuple(jmx.walk(group, decide, p.variables, mode=mode)), p.variables)
+
+
+def master_throughput(name: str) -> float:
+    """The samples a minute of the ConstantThroughputTimer a master group's samplers share, as JMeter read it."""
+    sample = master_group(name).samples[0]
+    ((per_minute, calc_mode),) = set(jmx.throughput_of(sample, AS_RUN, plan(MASTER).variables))
+    assert calc_mode == 0, "not a this-thread-only timer"
+    return per_minute
+
+
+def master_threads(name: str) -> int:
+    """A master group's threads, as JMeter read its num_threads."""
+    group = plan(MASTER).thread_group(MASTER_GROUPS[name])
+    return int(number(group.prop("ThreadGroup.num_threads"), AS_RUN, variables=plan(MASTER).variables))
 
 
 # -- what a sample is, in folioperf's terms -----------------------------------------------------------------
