@@ -17,16 +17,9 @@ from __future__ import annotations
 
 from folioperf import FolioTaskSet, FolioUser, Option, TestData, Workflow, task
 from folioperf.jmeter import PercentController
-from folioperf.workflows.master_plan import MASTER_HEADERS
+from folioperf.workflows.master_plan import MASTER_HEADERS, percent
 
 TRANSACTION = "VIR_TC:  inventory record monitoring"
-
-
-def _percent(text: str) -> float:
-    value = float(text)
-    if not 0 <= value <= 100:
-        raise ValueError("a percent from 0 to 100")
-    return value
 
 
 class InventoryRecordMonitoring(FolioTaskSet):
@@ -57,7 +50,7 @@ workflow = Workflow(
     pools={"instance_items": "shared"},
     draw=draw,
     transactions=(TRANSACTION,),
-    options=(Option("item-view", default=20.0, type=_percent,
+    options=(Option("item-view", default=20.0, type=percent,
                     help="percent of iterations that view the item (the plan's VIR_VIEW_DISTRIBUTION; "
                          "JMeter's Throughput Controller: every 5th iteration at 20, not at random)"),),
     headers=lambda options: MASTER_HEADERS,

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from folioperf.jmeter import AS_RUN, PercentController
-from tests.locust_process import REPO, LocustRun, clean_env, folioperf, folioperf_command, only_results
+from tests.locust_process import REPO, LocustRun, clean_env, folioperf_command, only_results
 from tests.workflows import derived
 from tests.workflows.conftest import CEILING_SECONDS, FINISH_SECONDS, calls_of, finish, start_locust, workflow_args
 from tests.workflows.test_ptf_plans import _check_headers
@@ -30,9 +30,10 @@ pytestmark = [pytest.mark.xdist_group("workflow-runs"), pytest.mark.long_run]
 # workflow → (its file, Locust arguments, STOP_AFTER: whole iterations enough to see each split both ways)
 RUNS = {
     "vir": ("vir.py", [], "VIR_TC:  inventory record monitoring:10"),
+    "prv": ("prv.py", [], "PRV_TC: View Patron record Group:6"),
 }
 # workflow → its group in scenarios/ptf-master.toml
-GROUPS = {"vir": "VIR"}
+GROUPS = {"vir": "VIR", "prv": "PRV"}
 FAKE_PAUSE_SECONDS = "0.05"
 
 
@@ -115,16 +116,36 @@ def test_the_master_scenario_runs_the_group_at_the_plans_defaults(name):
     assert group["pace"] == f"{derived.master_throughput(name):g}/m"
 
 
+@pytest.fixture(scope="session")
+def default_runs(seeded, tmp_path_factory) -> dict[str, tuple[subprocess.CompletedProcess, Path]]:
+    """`folioperf run NAME --users 1` at the plan's pace against the seeded sandbox, all at once, each long enough
+    for its first iteration at that pace (its samples after the first come 60/pace s apart) and 10 s more."""
+    root = tmp_path_factory.mktemp("master-group-defaults")
+    started = {}
+    for name in GROUPS:
+        per_minute = derived.master_throughput(name)
+        seconds = 10 + round(60 * (len(derived.master_group(name).samples) - 1) / per_minute)
+        out = root / name
+        out.mkdir()
+        command = folioperf_command("run", name.split("-")[0], "--users", "1", "--duration", f"{seconds}s",
+                                    "--pace", f"{per_minute:g}/m", "--okapi-url", seeded.url, "--tenant", seeded.tenant,
+                                    "--username", seeded.username, "--db", seeded.dsn)
+        started[name] = (subprocess.Popen(command, cwd=out, env=clean_env(FOLIOPERF_PASSWORD=seeded.password),
+                                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True), out)
+    done = {}
+    for name, (proc, out) in started.items():
+        output, _ = proc.communicate(timeout=FINISH_SECONDS + 120)
+        done[name] = (subprocess.CompletedProcess(proc.args, proc.returncode, output, ""), out)
+    return done
+
+
 @pytest.mark.parametrize("name", list(GROUPS))
-def test_folioperf_runs_it_at_its_defaults(seeded, tmp_path, name):
-    """`folioperf run NAME --users 1` at the plan's pace against the seeded sandbox: exit 0, no failure, the
-    plan's transactions recorded."""
-    pace = f"{derived.master_throughput(name):g}/m"
-    proc = folioperf("run", name.split("-")[0], "--users", "1", "--duration", "15s", "--pace", pace,
-                     "--okapi-url", seeded.url, "--tenant", seeded.tenant, "--username", seeded.username,
-                     "--db", seeded.dsn, cwd=tmp_path, FOLIOPERF_PASSWORD=seeded.password)
-    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:]
-    res = only_results(tmp_path / "results")
+def test_folioperf_runs_it_at_its_defaults(default_runs, name):
+    """At the plan's pace: exit 0, no failure, the plan's transactions recorded."""
+    proc, out = default_runs[name]
+    assert proc.returncode == 0, proc.stdout[-4000:]
+    res = only_results(out / "results")
     for transaction in derived.master_group(name).transaction_names():
-        assert res.entry("Transaction", transaction).count > 0, transaction
-    assert all(e.failures == 0 for e in res.apis()), [(e.name, e.failures) for e in res.apis() if e.failures]
+        entry = res.entry("Transaction", transaction)
+        assert entry is not None and entry.count > 0 and entry.failures == 0, transaction
+    assert res.apis() and all(e.failures == 0 for e in res.apis()), [(e.name, e.failures) for e in res.apis()]
