@@ -33,6 +33,11 @@ class Timers:
             self._paused += seconds
             self._sleep(seconds)
 
+    def slept(self) -> None:
+        """The pauses taken since the last sample were a sampler's own (a Flow Control Action's), not pauses before
+        the next sample: its timers fire after them."""
+        self._fired = None
+
     def before_sample(self) -> None:
         """Right before a sample: the throughput timer's wait, as JMeter would have added it to the pauses."""
         fired, self._fired = self._fired, None

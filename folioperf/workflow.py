@@ -305,6 +305,15 @@ class _FolioTasks:
         user = self.user
         user.timers.pause(delay.sample() / 1000 * user.think_time)
 
+    def action(self, timer: Timer) -> None:
+        """A PTF plan's Flow Control Action that pauses (TestAction, its duration as `timer`): a sampler JMeter's
+        throughput timer paces like any other, which then sleeps its duration; JMeter records no sample of it, and
+        the next sampler's timers fire after it (the sleep is not theirs)."""
+        user = self.user
+        user.timers.before_sample()
+        self.timer(timer)
+        user.timers.slept()
+
     def script(self, name: str) -> None:
         """A step a PTF plan takes in a JSR223 sampler (its branch choice, a counter): no request, but a sample
         JMeter counts and paces; recorded as request type "Script" so that samples count as the plan's do."""

@@ -338,12 +338,41 @@ def pause_mismatch(recorded: list[dict], derived: Derived, mode: str, *, preflig
             taken.setdefault(entry["branch"], []).append(_shape(entry["kind"], entry["low"], entry["high"], entry["mean"]))
         elif entry["type"] not in ("Script",):
             before[id(entry)] = taken.pop(entry["branch"], [])
+    actions = _after_actions(derived, mode)
     for entry, sample in pairs:
-        want = sorted(_shape(d.kind, d.low, d.high, d.mean) for d in derived.pauses(sample, mode))
+        want = sorted(_shape(d.kind, d.low, d.high, d.mean) for d in derived.pauses(sample, mode) + actions.get(id(sample), []))
         if sorted(before[id(entry)]) != want:
             return f"before {api(sample)} {url(sample)!r} (line {sample.lines[0]}): pauses {before[id(entry)]}, the plan's {want}"
     left = [p for ps in taken.values() for p in ps]
     return f"pauses {left} after the last call" if left else None
+
+
+_RANDOM = re.compile(r"\$\{__Random\(\s*(\d+)\s*,\s*(\d+)\s*,?[^)]*\)\}")
+
+
+def action_delay(sample: jmx.Sample, mode: str = AS_RUN, variables: dict = {}) -> Delay:
+    """What a Flow Control Action that pauses (ActionProcessor.action 1) sleeps: its duration, as JMeter reads it
+    (a number; `${__Random(a,b,)}`, JMeter's function, an integer from a to b: uniform here)."""
+    assert sample.kind == "action" and sample.props.get("ActionProcessor.action") == "1", sample.name
+    text = sample.props.get("ActionProcessor.duration", "0")
+    random = _RANDOM.fullmatch(text.strip())
+    if random:
+        low, high = int(random.group(1)), int(random.group(2))
+        return Delay("uniform", low, high - low)
+    return Delay("constant", number(text, mode, variables=variables))
+
+
+def _after_actions(derived: Derived, mode: str) -> dict[int, list[Delay]]:
+    """For each call (by id) that follows Flow Control Actions, their timers' pauses and their sleeps: folioperf
+    takes them as pauses before that call."""
+    out: dict[int, list[Delay]] = {}
+    pending: list[Delay] = []
+    for e in derived.samples:
+        if e.kind == "action":
+            pending += derived.pauses(e, mode) + [action_delay(e, mode, derived.variables)]
+        elif e.kind == "http" and pending:
+            out[id(e)], pending = pending, []
+    return out
 
 
 def _shape(kind: str, low: float, high: float, mean: float) -> tuple:

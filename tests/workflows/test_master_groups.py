@@ -16,10 +16,12 @@ import json
 import subprocess
 import tomllib
 from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
 from folioperf.jmeter import AS_RUN, PercentController
+from folioperf.timers import Timers
 from tests.locust_process import REPO, LocustRun, clean_env, folioperf_command, only_results
 from tests.workflows import derived
 from tests.workflows.conftest import CEILING_SECONDS, FINISH_SECONDS, calls_of, finish, start_locust, workflow_args
@@ -27,13 +29,17 @@ from tests.workflows.test_ptf_plans import _check_headers
 
 pytestmark = [pytest.mark.xdist_group("workflow-runs"), pytest.mark.long_run]
 
-# workflow → (its file, Locust arguments, STOP_AFTER: whole iterations enough to see each split both ways)
+# run → (the master plan's group it sends, derived.MASTER_GROUPS; Locust arguments; STOP_AFTER: whole iterations
+# enough to see each split both ways). The workflow is the group's name up to a "-".
 RUNS = {
-    "vir": ("vir.py", [], "VIR_TC:  inventory record monitoring:10"),
-    "prv": ("prv.py", [], "PRV_TC: View Patron record Group:6"),
+    "vir": ("vir", [], "VIR_TC:  inventory record monitoring:10"),
+    "prv": ("prv", [], "PRV_TC: View Patron record Group:6"),
+    "vih": ("vih", [], "TC: VIH_View instance holdings details:5"),
+    "vih-as-written": ("vih", ["--plan", "as-written"], "TC: VIH_View instance holdings details:5"),
 }
-# workflow → its group in scenarios/ptf-master.toml
-GROUPS = {"vir": "VIR", "prv": "PRV"}
+# the group's workflow → its group in scenarios/ptf-master.toml
+GROUPS = {"vir": "VIR", "prv": "PRV", "vih": "VIH"}
+WITH_POOLS = ("vir", "prv")
 FAKE_PAUSE_SECONDS = "0.05"
 
 
@@ -44,11 +50,11 @@ def master_pools(seeded, tmp_path_factory) -> dict[str, Path]:
     running = {name: subprocess.Popen(folioperf_command("pools", "--workflow", name, "--db", seeded.dsn, "--tenant",
                                                         seeded.tenant, "--limit", "1000", "-o", str(directory / f"{name}.json")),
                                       env=clean_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-               for name in RUNS}
+               for name in WITH_POOLS}
     for name, proc in running.items():
         _, stderr = proc.communicate(timeout=180)
         assert proc.returncode == 0, stderr
-    return {name: directory / f"{name}.json" for name in RUNS}
+    return {name: directory / f"{name}.json" for name in WITH_POOLS}
 
 
 @pytest.fixture(scope="session")
@@ -56,32 +62,34 @@ def plan_runs(seeded, master_pools, tmp_path_factory) -> dict[str, LocustRun]:
     """Each workflow under plain Locust, one user, with the call log and the fake clock, at once."""
     root = tmp_path_factory.mktemp("master-group-runs")
     started = {}
-    for name, (file, args, stop) in RUNS.items():
+    for name, (group, args, stop) in RUNS.items():
         out = root / name
         out.mkdir()
-        command = workflow_args(seeded, out, file, "-t", str(CEILING_SECONDS), "-u", "1", "-r", "1",
-                                "--pools", str(master_pools[name]), *args)
+        workflow = group.split("-")[0]
+        pools = ["--pools", str(master_pools[workflow])] if workflow in master_pools else []
+        command = workflow_args(seeded, out, f"{workflow}.py", "-t", str(CEILING_SECONDS), "-u", "1", "-r", "1",
+                                *pools, *args)
         started[name] = (start_locust(command, out, seeded.env(CALL_LOG=str(out / "calls.json"), STOP_AFTER=stop,
                                                                FAKE_PAUSES=FAKE_PAUSE_SECONDS)), out)
     return {name: finish(proc, out, timeout=FINISH_SECONDS) for name, (proc, out) in started.items()}
 
 
-def _iterations(run: LocustRun, name: str) -> list[list[tuple[str, list[dict]]]]:
+def _iterations(run: LocustRun, group: str) -> list[list[tuple[str, list[dict]]]]:
     """The run's iterations, each its transactions with their entries (derived.transactions), one user's."""
     assert run.returncode == 0, run.output[-3000:]
     assert "Traceback" not in run.output
     recorded = derived.transactions(calls_of(run))
-    per_iteration = len(derived.master_group(name).transaction_names())
+    per_iteration = len(derived.master_group(group).transaction_names())
     assert recorded, "no transaction recorded"
     return [recorded[i:i + per_iteration] for i in range(0, len(recorded) - per_iteration + 1, per_iteration)]
 
 
-def _check_iteration(transactions: list[tuple[str, list[dict]]], plan: derived.Derived) -> None:
+def _check_iteration(transactions: list[tuple[str, list[dict]]], plan: derived.Derived, mode: str) -> None:
     """An iteration's transactions are the plan's, in order, and send its calls with its headers and pauses."""
     assert [name for name, _ in transactions] == plan.transaction_names()
     entries = [e for _, es in transactions for e in es]
     assert derived.mismatch(entries, plan) is None, derived.mismatch(entries, plan)
-    problem = derived.pause_mismatch(entries, plan, AS_RUN)
+    problem = derived.pause_mismatch(entries, plan, mode)
     assert problem is None, problem
     for entry, sample in derived._match(entries, plan, True)[0]:
         _check_headers(entry, sample)
@@ -90,10 +98,26 @@ def _check_iteration(transactions: list[tuple[str, list[dict]]], plan: derived.D
 
 @pytest.mark.parametrize("name", list(RUNS))
 def test_sends_the_master_plan_iteration_by_iteration(plan_runs, name):
-    iterations = _iterations(plan_runs[name], name)
+    group, args, _ = RUNS[name]
+    mode = args[args.index("--plan") + 1] if "--plan" in args else AS_RUN
+    iterations = _iterations(plan_runs[name], group)
     assert len(iterations) >= 5
     for index, transactions in enumerate(iterations):
-        _check_iteration(transactions, derived.master_group(name, index))
+        _check_iteration(transactions, derived.master_group(group, index, mode), mode)
+
+
+def _viewed(run: LocustRun) -> list[str]:
+    """The instances whose holdings VIH's iterations read, in order."""
+    return [parse_qs(urlsplit(e["url"]).query)["query"][0] for e in calls_of(run)
+            if e["name"] == "GET /holdings-storage/holdings"]
+
+
+def test_vih_views_the_first_instance_as_run_and_each_in_turn_as_written(plan_runs):
+    """The plan's pre-processor removes the first id of the page fetched in the same iteration (line 46807): as
+    run, the same instance every time; as written, the page's instances in turn."""
+    as_run, as_written = _viewed(plan_runs["vih"]), _viewed(plan_runs["vih-as-written"])
+    assert len(as_run) >= 5 and len(set(as_run)) == 1
+    assert len(set(as_written)) == len(as_written) >= 5
 
 
 def test_percent_controller_is_jmeters():
@@ -149,3 +173,22 @@ def test_folioperf_runs_it_at_its_defaults(default_runs, name):
         entry = res.entry("Transaction", transaction)
         assert entry is not None and entry.count > 0 and entry.failures == 0, transaction
     assert res.apis() and all(e.failures == 0 for e in res.apis()), [(e.name, e.failures) for e in res.apis()]
+
+
+def test_a_flow_control_action_is_paced_and_its_pause_is_its_own():
+    """VIH's Flow Control Action, as JMeter runs it under a 3-a-minute throughput timer: the action is due 20 s
+    after the call before it, sleeps its 0.4 s, and the next call is due 20 s after the action, not 20.4 s."""
+    now = [0.0]
+    slept: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        slept.append(round(seconds, 6))
+        now[0] += seconds
+
+    timers = Timers(sleep, per_minute=3, clock=lambda: now[0])
+    timers.before_sample()  # the page of instances, at 0
+    timers.before_sample()  # the action, at 20
+    timers.pause(0.4)  # its sleep
+    timers.slept()
+    timers.before_sample()  # the holdings, at 40
+    assert slept == [20.0, 0.4, 19.6] and now[0] == pytest.approx(40.0)
