@@ -13,6 +13,7 @@ tests/workflows/derived.py with JMeter's rules:
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import tomllib
 from pathlib import Path
@@ -25,7 +26,7 @@ from folioperf.timers import Timers
 from tests.locust_process import REPO, LocustRun, clean_env, folioperf_command, only_results
 from tests.workflows import derived
 from tests.workflows.conftest import CEILING_SECONDS, FINISH_SECONDS, calls_of, finish, start_locust, workflow_args
-from tests.workflows.test_ptf_plans import _check_headers
+from tests.workflows.test_ptf_plans import _check_headers, _fields
 
 pytestmark = [pytest.mark.xdist_group("workflow-runs"), pytest.mark.long_run]
 
@@ -36,10 +37,11 @@ RUNS = {
     "prv": ("prv", [], "PRV_TC: View Patron record Group:6"),
     "vih": ("vih", [], "TC: VIH_View instance holdings details:5"),
     "vih-as-written": ("vih", ["--plan", "as-written"], "TC: VIH_View instance holdings details:5"),
+    "ilr": ("ilr", [], "ILR_TC: Create ILR:5"),
 }
 # the group's workflow → its group in scenarios/ptf-master.toml
-GROUPS = {"vir": "VIR", "prv": "PRV", "vih": "VIH"}
-WITH_POOLS = ("vir", "prv")
+GROUPS = {"vir": "VIR", "prv": "PRV", "vih": "VIH", "ilr": "ILR"}
+WITH_POOLS = ("vir", "prv", "ilr")
 FAKE_PAUSE_SECONDS = "0.05"
 
 
@@ -54,6 +56,12 @@ def master_pools(seeded, tmp_path_factory) -> dict[str, Path]:
     for name, proc in running.items():
         _, stderr = proc.communicate(timeout=180)
         assert proc.returncode == 0, stderr
+    # ilr's requesters each request once: these runs take the second half, `folioperf run ilr` (which draws its own,
+    # from the first) the first, so no requester asks twice for one item
+    document = json.loads((directory / "ilr.json").read_text())
+    requesters = document["pools"]["requesters"]
+    document["pools"]["requesters"] = requesters[len(requesters) // 2:]
+    (directory / "ilr.json").write_text(json.dumps(document))
     return {name: directory / f"{name}.json" for name in WITH_POOLS}
 
 
@@ -110,6 +118,21 @@ def _viewed(run: LocustRun) -> list[str]:
     """The instances whose holdings VIH's iterations read, in order."""
     return [parse_qs(urlsplit(e["url"]).query)["query"][0] for e in calls_of(run)
             if e["name"] == "GET /holdings-storage/holdings"]
+
+
+def test_ilr_places_the_plans_hold(plan_runs):
+    """Every iteration posts the plan's body (line 14903): its fields in its order, a Hold to the hold shelf under
+    the older spelling, the requester and item the look-ups found, the date as the plan formats it; FOLIO takes it."""
+    (post,) = [s for s in derived.master_group("ilr").calls() if s.method == "POST"]
+    shape = derived.body(post)
+    assert shape.dates == {"requestDate": "yyyy-MM-dd'T'HH:mm:ss'Z'"}
+    sent = [e for e in calls_of(plan_runs["ilr"]) if e["name"] == "POST /circulation/requests"]
+    assert len(sent) >= 5
+    for entry in sent:
+        assert _fields(entry["body"]) == list(shape.fields) and not entry["failed"]
+        assert {f: entry["body"][f] for f in shape.fixed} == shape.fixed
+        assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", entry["body"]["requestDate"])
+    assert len({(e["body"]["requesterId"], e["body"]["itemId"]) for e in sent}) == len(sent)
 
 
 def test_vih_views_the_first_instance_as_run_and_each_in_turn_as_written(plan_runs):
