@@ -22,9 +22,11 @@ def test_the_ptf_master_scenario_runs_every_group(run_dsn, tmp_path):
     groups = {g["name"]: g for g in res.run.scenario["groups"]}
     assert {name: (g["workflow"], g["users"]) for name, g in groups.items()} == {
         "CICO": ("check-in-check-out", 1), "RENEW": ("renew", 1), "RIH": ("rih", 10), "VIR": ("vir", 1),
-        "PRV": ("prv", 1), "VIH": ("vih", 1), "ILR": ("ilr", 1)}
+        "PRV": ("prv", 1), "VIH": ("vih", 1), "ILR": ("ilr", 1),
+        "MPS-LOCATIONS": ("mps", 1), "MPS-REQUESTS": ("mps", 1), "MPS-PICK-SLIPS": ("mps", 1)}
     assert groups["CICO"]["pace"] == "65/m" and groups["RIH"]["rate"] == 3 and groups["RIH"]["rate_achieved"] > 2.8
-    for prefix in ("CICO · ", "RENEW · ", "RIH · ", "VIR · ", "PRV · ", "VIH · ", "ILR · "):
+    for prefix in ("CICO · ", "RENEW · ", "RIH · ", "VIR · ", "PRV · ", "VIH · ", "ILR · ", "MPS-LOCATIONS · ", "MPS-REQUESTS · ",
+                   "MPS-PICK-SLIPS · "):
         assert any(e.name.startswith(prefix) and e.count for e in res.apis()), prefix
     assert res.entry("Transaction", "RIH · Retrieve instance and holdings").count > 150
     assert res.entry("OPTIONS", "CICO · OPTIONS /circulation/check-out-by-barcode") or \
@@ -32,7 +34,7 @@ def test_the_ptf_master_scenario_runs_every_group(run_dsn, tmp_path):
     report = folioperf("report", str(res.path), "-o", "report.md", cwd=tmp_path)
     assert report.returncode == 0, report.stderr
     text = (tmp_path / "report.md").read_text()
-    for heading in ("## CICO: check-in-check-out", "## RENEW: renew", "## RIH: rih", "## VIR: vir", "## PRV: prv", "## VIH: vih", "## ILR: ilr"):
+    for heading in ("## CICO: check-in-check-out", "## RENEW: renew", "## RIH: rih", "## VIR: vir", "## PRV: prv", "## VIH: vih", "## ILR: ilr", "## MPS-PICK-SLIPS: mps"):
         assert heading in text
 
 

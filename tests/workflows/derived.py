@@ -184,12 +184,31 @@ def master_group(name: str, iteration: int = 0, mode: str = AS_RUN) -> Derived:
     return Derived(MASTER, group.lines, tuple(jmx.walk(group, decide, p.variables, mode=mode)), p.variables)
 
 
-def master_throughput(name: str) -> float:
-    """The samples a minute of the ConstantThroughputTimer a master group's samplers share, as JMeter read it."""
+def master_throughput(name: str) -> float | None:
+    """The samples a minute of the ConstantThroughputTimer a master group's samplers share, as JMeter read it
+    (None: the group has none)."""
     sample = master_group(name).samples[0]
-    ((per_minute, calc_mode),) = set(jmx.throughput_of(sample, AS_RUN, plan(MASTER).variables))
+    timers = set(jmx.throughput_of(sample, AS_RUN, plan(MASTER).variables))
+    if not timers:
+        return None
+    ((per_minute, calc_mode),) = timers
     assert calc_mode == 0, "not a this-thread-only timer"
     return per_minute
+
+
+def master_percent(name: str) -> float:
+    """The percent of a master group's one Throughput Controller, as JMeter read it."""
+    group = plan(MASTER).thread_group(MASTER_GROUPS[name])
+    (block,) = [b for b in _blocks(group) if b.kind == "throughput"]
+    return number(block.prop("ThroughputController.percentThroughput"), AS_RUN, variables=plan(MASTER).variables,
+                  integer=False)
+
+
+def _blocks(node: jmx.Node):
+    if isinstance(node, jmx.Block):
+        yield node
+        for step in node.steps:
+            yield from _blocks(step)
 
 
 def master_threads(name: str) -> int:

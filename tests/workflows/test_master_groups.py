@@ -20,13 +20,14 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+import requests
 
 from folioperf.jmeter import AS_RUN, PercentController
 from folioperf.timers import Timers
 from tests.locust_process import REPO, LocustRun, clean_env, folioperf_command, only_results
 from tests.workflows import derived
 from tests.workflows.conftest import CEILING_SECONDS, FINISH_SECONDS, calls_of, finish, start_locust, workflow_args
-from tests.workflows.test_ptf_plans import _check_headers, _fields
+from tests.workflows.test_ptf_plans import _check_headers, _fields, _login
 
 pytestmark = [pytest.mark.xdist_group("workflow-runs"), pytest.mark.long_run]
 
@@ -40,8 +41,17 @@ RUNS = {
     "ilr": ("ilr", [], "ILR_TC: Create ILR:5"),
 }
 # the group's workflow → its group in scenarios/ptf-master.toml
-GROUPS = {"vir": "VIR", "prv": "PRV", "vih": "VIH", "ilr": "ILR"}
-WITH_POOLS = ("vir", "prv", "ilr")
+GROUPS = {"vir": "VIR", "prv": "PRV", "vih": "VIH", "ilr": "ILR", "mps-locations": "MPS-LOCATIONS",
+          "mps-requests": "MPS-REQUESTS", "mps-pick-slips": "MPS-PICK-SLIPS"}
+WITH_POOLS = ("vir", "prv", "ilr", "mps")
+# the option that sets a group's Throughput Controller's percent
+SPLITS = {"vir": "item-view", "prv": "requests-view"}
+# MPS's thread groups: one workflow, `--poll` the group
+POLLS = {"mps-locations": "locations", "mps-requests": "requests", "mps-pick-slips": "pick-slips"}
+
+
+def _options(group: str) -> list[str]:
+    return ["--poll", POLLS[group]] if group in POLLS else []
 FAKE_PAUSE_SECONDS = "0.05"
 
 
@@ -143,6 +153,57 @@ def test_vih_views_the_first_instance_as_run_and_each_in_turn_as_written(plan_ru
     assert len(set(as_written)) == len(as_written) >= 5
 
 
+@pytest.fixture(scope="session")
+def mps_runs(seeded, master_pools, tmp_path_factory) -> dict[str, LocustRun]:
+    """MPS's thread groups under plain Locust with the call log and the fake clock, 8 s each, at once (the plan
+    names no transactions to stop after)."""
+    root = tmp_path_factory.mktemp("mps-runs")
+    started = {}
+    for group in POLLS:
+        out = root / group
+        out.mkdir()
+        command = workflow_args(seeded, out, "mps.py", "-t", "8", "-u", "1", "-r", "1", "--pools",
+                                str(master_pools["mps"]), *_options(group))
+        started[group] = (start_locust(command, out, seeded.env(CALL_LOG=str(out / "calls.json"),
+                                                                FAKE_PAUSES=FAKE_PAUSE_SECONDS)), out)
+    return {group: finish(proc, out, timeout=FINISH_SECONDS) for group, (proc, out) in started.items()}
+
+
+@pytest.mark.parametrize("group", list(POLLS))
+def test_mps_polls_as_its_thread_group(mps_runs, group):
+    """Each of MPS's thread groups: its first two iterations send the plan's calls with its headers, and pause
+    where and as long as the plan does (the locations' hour between them)."""
+    run = mps_runs[group]
+    assert run.returncode == 0, run.output[-3000:]
+    assert "Traceback" not in run.output
+    first, second = derived.master_group(group, 0), derived.master_group(group, 1)
+    plan = derived.Derived(derived.MASTER, first.lines, first.events + second.events, first.variables)
+    made = [e for e in calls_of(run) if not e["name"].startswith("POST /authn/")]
+    calls = [i for i, e in enumerate(made) if e["type"] not in ("Pause", "Script")]
+    assert len(calls) >= len(plan.calls()), [e["name"] for e in made]
+    entries = made[:calls[len(plan.calls()) - 1] + 1]
+    assert derived.mismatch(entries, plan) is None, derived.mismatch(entries, plan)
+    assert derived.pause_mismatch(entries, plan, AS_RUN) is None, derived.pause_mismatch(entries, plan, AS_RUN)
+    for entry, sample in derived._match(entries, plan, True)[0]:
+        _check_headers(entry, sample)
+    assert not any(e.get("failed") for e in made), [e for e in made if e.get("failed")]
+
+
+def test_mps_pick_slips_list_the_open_page_requests(seeded, master_pools):
+    """The desks MPS polls are those whose pick slips list the dataset's open Page requests (datasets/holds.toml's
+    page_requests): every one of them is on one of their slips."""
+    headers = _login(seeded)
+    desks = json.loads(master_pools["mps"].read_text())["pools"]["service_points"]
+    slips = set()
+    for desk in desks:
+        r = requests.get(f"{seeded.url}/circulation/pick-slips/{desk['id']}", headers=headers, timeout=30)
+        assert r.status_code == 200, r.text
+        slips |= {slip["request"]["requestID"] for slip in r.json()["pickSlips"]}
+    seeded_pages = requests.get(f"{seeded.url}/request-storage/requests", headers=headers, timeout=30, params={
+        "query": 'requestType=="Page" and status=="Open - Not yet filled"', "limit": 1000}).json()["requests"]
+    assert seeded_pages and {r["id"] for r in seeded_pages} <= slips
+
+
 def test_percent_controller_is_jmeters():
     """JMeter's Throughput Controller by percent (ThroughputController.decide): not random, the share exact over
     every whole cycle; at 20 % the 3rd, 8th, 13th ... iteration; at 50 % every second from the second."""
@@ -160,7 +221,11 @@ def test_the_master_scenario_runs_the_group_at_the_plans_defaults(name):
     (group,) = [g for g in scenario["group"] if g["name"] == GROUPS[name]]
     assert group["workflow"] == name.split("-")[0]
     assert group["users"] == derived.master_threads(name)
-    assert group["pace"] == f"{derived.master_throughput(name):g}/m"
+    per_minute = derived.master_throughput(name)
+    assert group.get("pace") == (f"{per_minute:g}/m" if per_minute else None)
+    assert name not in POLLS or group["options"]["poll"] == POLLS[name]
+    if name in SPLITS:  # the percent of its Throughput Controller
+        assert float(group["options"][SPLITS[name]]) == derived.master_percent(name)
 
 
 @pytest.fixture(scope="session")
@@ -171,11 +236,13 @@ def default_runs(seeded, tmp_path_factory) -> dict[str, tuple[subprocess.Complet
     started = {}
     for name in GROUPS:
         per_minute = derived.master_throughput(name)
-        seconds = 10 + round(60 * (len(derived.master_group(name).samples) - 1) / per_minute)
+        samples = len(derived.master_group(name).samples)
+        seconds = 10 + (round(60 * (samples - 1) / per_minute) if per_minute else 0)
+        pace = ["--pace", f"{per_minute:g}/m"] if per_minute else []
         out = root / name
         out.mkdir()
-        command = folioperf_command("run", name.split("-")[0], "--users", "1", "--duration", f"{seconds}s",
-                                    "--pace", f"{per_minute:g}/m", "--okapi-url", seeded.url, "--tenant", seeded.tenant,
+        command = folioperf_command("run", name.split("-")[0], "--users", "1", "--duration", f"{seconds}s", *pace,
+                                    *_options(name), "--okapi-url", seeded.url, "--tenant", seeded.tenant,
                                     "--username", seeded.username, "--db", seeded.dsn)
         started[name] = (subprocess.Popen(command, cwd=out, env=clean_env(FOLIOPERF_PASSWORD=seeded.password),
                                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True), out)
