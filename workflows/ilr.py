@@ -73,7 +73,7 @@ workflow = Workflow(
     name="ilr",
     description="Item-level requests: a patron and an item looked up by barcode, a Hold on the item; the plan's "
                 "loop count is 1 (its test plan defines RequestsPerUser), so JMeter ran the Hold every "
-                "iteration (PTF master plan ILR)",
+                "iteration (PTF master plan ILR, paced --pace 3/m)",
     taskset=ItemLevelRequests,
     dataset="holds",
     pools={"requesters": "once", "items": "shared", "pickup_service_points": "shared"},

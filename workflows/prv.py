@@ -44,7 +44,8 @@ class ViewPatronRecord(FolioTaskSet):
 
 workflow = Workflow(
     name="prv",
-    description="View a patron record: the user, a search by name, 50 % their open requests (PTF master plan PRV)",
+    description="View a patron record: the user, a search by name, 50 % their open requests (PTF master plan PRV, "
+                "paced --pace 3/m)",
     taskset=ViewPatronRecord,
     dataset="holds",
     pools={"users": "shared"},

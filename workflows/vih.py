@@ -50,7 +50,7 @@ workflow = Workflow(
     name="vih",
     description="View instance holdings details: a page of recently updated instances, then an instance's holdings "
                 "and MARC record; as run, always the page's first instance (--plan as-written: each in turn) "
-                "(PTF master plan VIH)",
+                "(PTF master plan VIH, paced --pace 3/m, the pause a sample too)",
     taskset=ViewInstanceHoldings,
     dataset="rih",  # instances with MARC records, so the formatted record is found
     transactions=(TRANSACTION,),

@@ -44,7 +44,8 @@ def draw(data: TestData) -> dict[str, list[dict]]:
 
 workflow = Workflow(
     name="vir",
-    description="Inventory record monitoring: instances, an instance, holdings, 20 % an item (PTF master plan VIR)",
+    description="Inventory record monitoring: instances, an instance, holdings, 20 % an item (PTF master plan VIR, "
+                "paced --pace 168/m)",
     taskset=InventoryRecordMonitoring,
     dataset="rih",
     pools={"instance_items": "shared"},
