@@ -45,13 +45,16 @@ def _dataset(args: argparse.Namespace, either: bool = False) -> dataset_mod.Data
 
 
 def _drawing(ds: dataset_mod.Dataset):
-    """The one workflow that draws its pools from dataset `ds` (`folioperf pools DATASET` without --workflow)."""
+    """The one workflow that draws its pools from dataset `ds` (`folioperf pools DATASET` without --workflow): of
+    several, the one named as the dataset."""
     from folioperf.workflow import registered
 
     def same(spec: str) -> bool:
         return spec == ds.name or Path(spec).resolve() == Path(ds.path).resolve()
 
     found = [w.workflow for w in registered()[0].values() if w.workflow.dataset and w.workflow.draw and same(w.workflow.dataset)]
+    namesake = [w for w in found if w.name == ds.name]  # the PTF master groups share the holds and rih datasets
+    found = namesake or found
     if len(found) != 1:
         names = ", ".join(sorted(w.name for w in found))
         raise FolioperfError(f"which workflow are the pools of dataset {ds.name} for? pass --workflow "

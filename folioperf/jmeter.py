@@ -204,3 +204,22 @@ class ThroughputTimer:
             return 0.0
         self._previous = target
         return target - now
+
+
+class PercentController:
+    """JMeter's Throughput Controller by percent (ThroughputController.java, `decide`): its samplers run in an
+    iteration when `(100 × executions + 50) / (iterations + 1) < percent`, executions and iterations counted
+    before this one. Not random: at 20 % the third, eighth, thirteenth ... iterations run them; at 50 % every
+    second, from the second."""
+
+    def __init__(self, percent: float) -> None:
+        self.percent = percent
+        self.iterations = 0
+        self.executions = 0
+
+    def runs(self) -> bool:
+        """Whether this iteration runs the controller's samplers (counted as one iteration)."""
+        run = (100.0 * self.executions + 50.0) / (self.iterations + 1) < self.percent
+        self.iterations += 1
+        self.executions += run
+        return run

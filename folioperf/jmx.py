@@ -165,7 +165,7 @@ def _props(node: dict) -> dict[str, Any]:
     props: dict[str, Any] = {}
     for kid in node["kids"]:
         tag = kid["tag"]
-        if tag == "doubleProp":
+        if tag in ("doubleProp", "FloatProperty"):  # <name> and <value> elements
             parts = {k["tag"]: "".join(k["text"]) for k in kid["kids"]}
             props[parts.get("name", "")] = parts.get("value", "")
         elif tag == "elementProp":
@@ -325,7 +325,8 @@ def loop_count(block: Block, mode: str = AS_RUN, variables: Mapping[str, str] = 
 
 
 def default_decide(block: Block) -> Union[bool, int]:
-    """Every If taken, every While and ForEach run once, one pass of a loop for ever (a caller decides otherwise)."""
+    """Every If and Throughput Controller taken, every While and ForEach run once, one pass of a loop for ever (a
+    caller decides otherwise)."""
     return True if block.kind == "if" else 1
 
 
@@ -336,7 +337,8 @@ def walk(node: Node, decide: Decide = default_decide, variables: Mapping[str, st
          properties: Mapping[str, str] = {}, mode: str = AS_RUN) -> list[Event]:
     """The samples of one pass through `node` in the order a thread runs them, with ("start", block) and
     ("end", block) around each transaction and parallel block. A loop runs as many times as JMeter reads its
-    count in `mode` (an undefined `${var}` is 0 as run); `decide(block)` says whether an If runs (bool), how
+    count in `mode` (an undefined `${var}` is 0 as run); `decide(block)` says whether an If or a Throughput
+    Controller runs (bool), how
     many times a While or ForEach does, and how many passes of a loop that runs for ever (count -1, a thread
     group's main loop included) to take: nothing after such a loop runs, as a thread never leaves it."""
     events: list[Event] = []
@@ -355,6 +357,8 @@ def _walk(node: Node, decide: Decide, events: list[Event], variables: Mapping[st
         times = 1 if decide(node) else 0
     elif kind in ("while", "foreach"):
         times = max(int(decide(node)), 0)
+    elif kind == "throughput":  # a Throughput Controller: whether it runs its samplers in this pass
+        times = 1 if decide(node) else 0
     elif kind in ("loop", "group"):
         count = loop_count(node, mode, variables, properties)
         forever = count == -1

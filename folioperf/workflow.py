@@ -306,14 +306,15 @@ class _FolioTasks:
         user = self.user
         user.timers.pause(delay.sample() / 1000 * user.think_time)
 
-    def action(self, delay: Delay) -> None:
-        """A PTF plan's Flow Control Action that pauses (JMeter's TestAction): a sampler to the plan's throughput
-        timer, so paced as a sample, whose pause (`delay` ms, times --think-time) is its own time rather than a
-        timer's before the next sample. JMeter records no sample for it, nor does folioperf."""
-        timers = self.user.timers
-        timers.before_sample()
-        self.pause_for(delay)
-        timers.spent_in_sample()
+    def action(self, pause: Timer | Delay) -> None:
+        """A PTF plan's Flow Control Action that pauses (JMeter's TestAction; its duration a timer's, or a
+        `${__Random}` as a Delay, ms, times --think-time): a sampler to the plan's throughput timer, so paced as a
+        sample, whose pause is its own time rather than a timer's before the next sample. JMeter records no
+        sample for it, nor does folioperf."""
+        user = self.user
+        user.timers.before_sample()
+        self.pause_for(pause if isinstance(pause, Delay) else pause.wait(user.plan, user.plan_variables))
+        user.timers.spent_in_sample()
 
     def script(self, name: str) -> None:
         """A step a PTF plan takes in a JSR223 sampler (its branch choice, a counter): no request, but a sample

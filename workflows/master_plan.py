@@ -18,3 +18,11 @@ MASTER_HEADERS = {
     "Content-Type": "application/json",
     "Accept": "application/json",
 }
+
+
+def percent(text: str) -> float:
+    """An option's percent (a Throughput Controller's share of iterations): 0 to 100."""
+    value = float(text)
+    if not 0 <= value <= 100:
+        raise ValueError("a percent from 0 to 100")
+    return value

@@ -81,13 +81,15 @@ def delete_dataset(conn: psycopg.Connection, layout: Layout, ds: Dataset) -> dic
     return deleted
 
 
-def restore_items(conn: psycopg.Connection, layout: Layout, ds: Dataset, loans: int, now: str) -> int:
-    """Items of seeded loans back to Checked out, every other item of the dataset back to Available."""
+def restore_items(conn: psycopg.Connection, layout: Layout, ds: Dataset, loans: int, now: str, paged: int = 0) -> int:
+    """Items of seeded loans back to Checked out, those of seeded Page requests (the `paged` after them) to Paged,
+    every other item of the dataset back to Available."""
     item = layout["item"]
     ids = ds.ids.of("item")
     changed = 0
     spans = [("Checked out", ids(0), ids(loans - 1))] if loans else []
-    spans.append(("Available", ids(loans), ids.high))
+    spans += [("Paged", ids(loans), ids(loans + paged - 1))] if paged else []
+    spans.append(("Available", ids(loans + paged), ids.high))
     for status, low, high in spans:
         changed += conn.execute(
             sql.SQL(

@@ -11,7 +11,8 @@ reproducible. Its file has four tables:
     prefix = "ren"             # barcodes and HRIDs start with it: unique per dataset in a tenant
     loans = "overdue"          # seeded loans due in 2019-2020 as PTF's were (default "current": due per the loan policy)
 
-    [counts]                   # --scale F multiplies users, instances, users_per_loan_count, open_requests, authorities
+    [counts]                   # --scale F multiplies users, instances, users_per_loan_count, open_requests,
+                               # page_requests, authorities
     users = 50                 # patrons without loans
     instances = 4000           # each with its SRS MARC record
     holdings_per_instance = 1  # (default 1)
@@ -19,6 +20,8 @@ reproducible. Its file has four tables:
     loans_per_user = [10, 50, 100, 200]   # open loans per borrower; never scaled
     users_per_loan_count = 10  # borrowers for each entry of loans_per_user
     open_requests = 0          # Hold requests on checked-out items, by patrons from `users` (default 0)
+    page_requests = 0          # Page requests on the first items after the lent ones, now Paged, by other patrons
+                               # from `users` (default 0): what the pick slips of their locations' desks list
     authorities = 0            # MARC authorities (personal names) in SRS, external ids from the `authority`
                                # id range, which the authority records use: in the sandbox also in
                                # mod-entities-links' table that search/authorities reads (default 0)
@@ -129,7 +132,7 @@ REFERENCE_LINKS = {
     ("locations", "servicePointIds"): "service_points",
 }
 
-_SCALED = ("users", "instances", "users_per_loan_count", "open_requests", "authorities")
+_SCALED = ("users", "instances", "users_per_loan_count", "open_requests", "page_requests", "authorities")
 
 
 @dataclass(frozen=True)
@@ -141,6 +144,7 @@ class Counts:
     loans_per_user: tuple[int, ...] = ()
     users_per_loan_count: int = 0
     open_requests: int = 0
+    page_requests: int = 0
     authorities: int = 0
 
     @property
@@ -217,6 +221,13 @@ class Dataset:
         if c.open_requests > c.users:
             raise DatasetError(self.path, "counts.open_requests",
                                f"{at} {c.open_requests} requests need as many requesters from counts.users, but there are {c.users}")
+        if c.page_requests > c.items - c.loans:
+            raise DatasetError(self.path, "counts.page_requests",
+                               f"{at} {c.page_requests} Page requests need as many items not lent, but there are {c.items - c.loans}")
+        if c.open_requests + c.page_requests > c.users:
+            raise DatasetError(self.path, "counts.page_requests",
+                               f"{at} {c.open_requests + c.page_requests} requests need as many requesters from counts.users, "
+                               f"but there are {c.users}")
         return c
 
 

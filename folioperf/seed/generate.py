@@ -71,7 +71,7 @@ def row_count(key: str, c: Counts) -> int:
         "holdings_record": c.holdings, "item": c.items, "snapshots_lb": 1 if c.instances + c.authorities else 0,
         "records_lb": c.instances + c.authorities, "raw_records_lb": c.instances + c.authorities,
         "marc_records_lb": c.instances + c.authorities, "loan": c.loans, "audit_loan": c.loans,
-        "patron_action_session": c.loans, "request": c.open_requests, "authority": c.authorities,
+        "patron_action_session": c.loans, "request": c.open_requests + c.page_requests, "authority": c.authorities,
     }[key]
 
 
@@ -318,7 +318,9 @@ class Generator:
         for g in range(self.c.items):
             h = g // per_holding
             call_number = self.call_number(h // per_instance)
-            status = {"name": "Checked out", "date": loan_dates[g][0]} if g < loaned else {"name": "Available", "date": self.now_s}
+            status = ({"name": "Checked out", "date": loan_dates[g][0]} if g < loaned else
+                      {"name": "Paged", "date": self.now_s} if g < loaned + self.c.page_requests else
+                      {"name": "Available", "date": self.now_s})
             yield encode({
                 "id": item_id(g),
                 "_version": 1,
@@ -545,8 +547,11 @@ class Generator:
         pickups = self.ds.used("pickup_service_points")
         isbn_type = self.ds.used("identifier_type")[0]["id"]
         per_holding, per_instance = self.c.items_per_holding, self.c.holdings_per_instance
-        for r in range(self.c.open_requests):
-            item = r * self.c.loans // self.c.open_requests  # spread over the checked-out items
+        # Holds on checked-out items (spread over them), then Pages on the items after the lent ones (Paged), each
+        # by its own patron from the end of `users`
+        holds = [(r, "Hold", r * self.c.loans // self.c.open_requests) for r in range(self.c.open_requests)]
+        pages = [(self.c.open_requests + p, "Page", self.c.loans + p) for p in range(self.c.page_requests)]
+        for r, request_type, item in holds + pages:
             holdings = item // per_holding
             instance = holdings // per_instance
             requester = self.c.users - 1 - r
@@ -559,7 +564,7 @@ class Generator:
             yield encode({
                 "id": ids.of("request")(r),
                 "requestLevel": "Item",
-                "requestType": "Hold",
+                "requestType": request_type,
                 "requestDate": requested.isoformat(timespec="milliseconds"),
                 "requestExpirationDate": (self.now + timedelta(days=60)).isoformat(timespec="milliseconds"),
                 "requesterId": ids.of("user")(requester),

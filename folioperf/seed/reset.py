@@ -51,7 +51,7 @@ def reset(dsn: str, tenant: str, ds: Dataset, scale: float | None, console: Cons
                 gen = load.generator(generate.total_rows(counts, seeding.CIRCULATION_TABLES))
                 now = seeding.now_iso()
                 outcome.deleted = clear_circulation(conn, layout, ds)
-                outcome.restored_items = restore_items(conn, layout, ds, counts.loans, now)
+                outcome.restored_items = restore_items(conn, layout, ds, counts.loans, now, counts.page_requests)
                 resolution = resolve(conn, layout, ds, now)
                 keys = seeding.table_keys(layout, counts, seeding.CIRCULATION_TABLES, outcome.warnings)
                 plans = seeding.plans_for(layout, counts, keys)

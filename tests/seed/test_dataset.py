@@ -224,18 +224,22 @@ def test_records_have_folio_shapes():
     assert user["personal"]["preferredContactTypeId"] == "002" and user["personal"]["addresses"][0]["primaryAddress"]
     assert len({u["username"] for u in users}) == len(users) == len({u["barcode"] for u in users})
     assert all(FOLIO_UUID.match(r["id"]) for r in users + items + loans + requests_ + instances + holdings)
-    # every item is Available except the lent ones, which are Checked out with an open loan
+    # every item is Available except the lent ones, which are Checked out with an open loan, and those of the
+    # Page requests, Paged
     lent = {loan["itemId"] for loan in loans}
+    paged = {r["itemId"] for r in requests_ if r["requestType"] == "Page"}
     assert {i["id"] for i in items if i["status"]["name"] == "Checked out"} == lent
-    assert {i["status"]["name"] for i in items if i["id"] not in lent} == {"Available"}
+    assert {i["id"] for i in items if i["status"]["name"] == "Paged"} == paged and paged and not paged & lent
+    assert {i["status"]["name"] for i in items if i["id"] not in lent | paged} == {"Available"}
     loan = loans[0]
     assert loan["status"] == {"name": "Open"} and loan["action"] == "checkedout" and loan["itemStatus"] == "Checked out"
     assert loan["loanPolicyId"] == ds.used("loan_policy")[0]["id"] and loan["renewalCount"] == 0
     assert loan["dueDate"] > loan["loanDate"]
-    # holdings link items to instances; requests are open Holds on lent items
+    # holdings link items to instances; requests are open Holds on lent items, or Pages on Paged ones
     holdings_ids = {h["id"] for h in holdings}
     assert all(i["holdingsRecordId"] in holdings_ids for i in items)
-    assert all(r["status"] == "Open - Not yet filled" and r["requestType"] == "Hold" and r["itemId"] in lent for r in requests_)
+    assert all(r["status"] == "Open - Not yet filled" and r["itemId"] in (lent if r["requestType"] == "Hold" else paged)
+               for r in requests_)
     assert not {r["requesterId"] for r in requests_} & {loan["userId"] for loan in loans}
     # SRS: raw ISO 2709 and parsed MARC with the HRID in 001 and the ids in 999 ff
     raw = rows["raw_records_lb"][0].split("\t")[1]

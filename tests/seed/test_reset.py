@@ -76,6 +76,9 @@ def test_reset_after_a_check_out_burst_restores_item_statuses_and_loans(target, 
     assert run("reset", "holds", "--db", target.dsn, "--tenant", target.tenant)[0] == 0
     assert _status(target, other_item["id"]) == "Available"
     assert _open_loans(target, f'userId=="{holds.ids.of("user").prefix}*"')["totalRecords"] == holds.scaled(SCALES["holds"]).loans
+    # the items of its seeded Page requests stay Paged, for the pick slips that list them
+    h = holds.scaled(SCALES["holds"])
+    assert [_status(target, holds.ids.of("item")(h.loans + p)) for p in range(h.page_requests)] == ["Paged"] * h.page_requests
 
 
 def test_reset_after_renewals_gives_the_seeded_due_dates_back(target, seeded, tmp_path):

@@ -20,7 +20,7 @@ from pathlib import Path
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from folioperf import jmx
-from folioperf.jmeter import AS_RUN, Delay
+from folioperf.jmeter import AS_RUN, Delay, PercentController, number
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "jmx"
 CICO_DIR = "workflows-scripts/circulation/check-in-check-out"
@@ -51,6 +51,9 @@ VALUES = {name: _ID for name in ("userID", "user_id", "userId", "user_Id", "patr
 VALUES.update({name: _BARCODE for name in ("user_barcode", "item_barcode_availiable", "item_barcodes_checkedout",
                                             "userBarcode", "itemBarcode")})
 VALUES.update({"instance_hrid": "[A-Za-z0-9]+", "loanPolicy_Id": ""})
+# the master plan's VIR, PRV, VIH, ILR and MPS groups (tests/workflows/test_master_groups.py)
+VALUES.update({name: _ID for name in ("instanceId", "service_pointId", "requesterId", "pickupServicePointId")})
+VALUES.update({"patron_name": "[^\"*]+"})
 _VARIABLE = re.compile(r"\$\{([^{}]*)\}")
 
 
@@ -149,6 +152,69 @@ def hold(variant: str) -> Derived:
 def retrieve() -> Derived:
     """The master plan's RIH group (folioperf's rih follows it: the HRID, not the stand-alone plan's UUID)."""
     return _derive(MASTER, plan(MASTER).thread_group("RIH Retrieving Instances Holdings Group"))
+
+
+# The master plan's thread groups of folioperf's vir, prv, vih, ilr and mps workflows, by the workflow's name
+# for them (mps has three)
+MASTER_GROUPS = {
+    "vir": "VIR inventory record monitoring",
+    "prv": "PRV View Patron record Group",
+    "vih": "VIH_View instance holdings details",
+    "ilr": "Item-level Requests Creation",
+    "mps-locations": "MPS for service-points & locations",
+    "mps-requests": "MPS for circulation/requests",
+    "mps-pick-slips": "MPS for circulation/pick-slips",
+}
+
+
+def master_group(name: str, iteration: int = 0, mode: str = AS_RUN) -> Derived:
+    """Iteration `iteration` (from 0) of a master plan thread group's one thread (MASTER_GROUPS): each Throughput
+    Controller by percent runs its samplers in that iteration as JMeter's decides (folioperf.jmeter.PercentController,
+    its percent read from the plan), loops run as JMeter reads their counts in `mode`."""
+    p = plan(MASTER)
+    group = p.thread_group(MASTER_GROUPS[name])
+
+    def decide(block: jmx.Block):
+        if block.kind != "throughput":
+            return jmx.default_decide(block)
+        percent = number(block.prop("ThroughputController.percentThroughput"), mode, variables=p.variables, integer=False)
+        controller = PercentController(percent)
+        return [controller.runs() for _ in range(iteration + 1)][-1]
+
+    return Derived(MASTER, group.lines, tuple(jmx.walk(group, decide, p.variables, mode=mode)), p.variables)
+
+
+def master_throughput(name: str) -> float | None:
+    """The samples a minute of the ConstantThroughputTimer a master group's samplers share, as JMeter read it
+    (None: the group has none)."""
+    sample = master_group(name).samples[0]
+    timers = set(jmx.throughput_of(sample, AS_RUN, plan(MASTER).variables))
+    if not timers:
+        return None
+    ((per_minute, calc_mode),) = timers
+    assert calc_mode == 0, "not a this-thread-only timer"
+    return per_minute
+
+
+def master_percent(name: str) -> float:
+    """The percent of a master group's one Throughput Controller, as JMeter read it."""
+    group = plan(MASTER).thread_group(MASTER_GROUPS[name])
+    (block,) = [b for b in _blocks(group) if b.kind == "throughput"]
+    return number(block.prop("ThroughputController.percentThroughput"), AS_RUN, variables=plan(MASTER).variables,
+                  integer=False)
+
+
+def _blocks(node: jmx.Node):
+    if isinstance(node, jmx.Block):
+        yield node
+        for step in node.steps:
+            yield from _blocks(step)
+
+
+def master_threads(name: str) -> int:
+    """A master group's threads, as JMeter read its num_threads."""
+    group = plan(MASTER).thread_group(MASTER_GROUPS[name])
+    return int(number(group.prop("ThreadGroup.num_threads"), AS_RUN, variables=plan(MASTER).variables))
 
 
 # -- what a sample is, in folioperf's terms -----------------------------------------------------------------
@@ -291,12 +357,41 @@ def pause_mismatch(recorded: list[dict], derived: Derived, mode: str, *, preflig
             taken.setdefault(entry["branch"], []).append(_shape(entry["kind"], entry["low"], entry["high"], entry["mean"]))
         elif entry["type"] not in ("Script",):
             before[id(entry)] = taken.pop(entry["branch"], [])
+    actions = _after_actions(derived, mode)
     for entry, sample in pairs:
-        want = sorted(_shape(d.kind, d.low, d.high, d.mean) for d in derived.pauses(sample, mode))
+        want = sorted(_shape(d.kind, d.low, d.high, d.mean) for d in derived.pauses(sample, mode) + actions.get(id(sample), []))
         if sorted(before[id(entry)]) != want:
             return f"before {api(sample)} {url(sample)!r} (line {sample.lines[0]}): pauses {before[id(entry)]}, the plan's {want}"
     left = [p for ps in taken.values() for p in ps]
     return f"pauses {left} after the last call" if left else None
+
+
+_RANDOM = re.compile(r"\$\{__Random\(\s*(\d+)\s*,\s*(\d+)\s*,?[^)]*\)\}")
+
+
+def action_delay(sample: jmx.Sample, mode: str = AS_RUN, variables: dict = {}) -> Delay:
+    """What a Flow Control Action that pauses (ActionProcessor.action 1) sleeps: its duration, as JMeter reads it
+    (a number; `${__Random(a,b,)}`, JMeter's function, an integer from a to b: uniform here)."""
+    assert sample.kind == "action" and sample.props.get("ActionProcessor.action") == "1", sample.name
+    text = sample.props.get("ActionProcessor.duration", "0")
+    random = _RANDOM.fullmatch(text.strip())
+    if random:
+        low, high = int(random.group(1)), int(random.group(2))
+        return Delay("uniform", low, high - low)
+    return Delay("constant", number(text, mode, variables=variables))
+
+
+def _after_actions(derived: Derived, mode: str) -> dict[int, list[Delay]]:
+    """For each call (by id) that follows Flow Control Actions, their timers' pauses and their sleeps: folioperf
+    takes them as pauses before that call."""
+    out: dict[int, list[Delay]] = {}
+    pending: list[Delay] = []
+    for e in derived.samples:
+        if e.kind == "action":
+            pending += derived.pauses(e, mode) + [action_delay(e, mode, derived.variables)]
+        elif e.kind == "http" and pending:
+            out[id(e)], pending = pending, []
+    return out
 
 
 def _shape(kind: str, low: float, high: float, mean: float) -> tuple:
