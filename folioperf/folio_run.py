@@ -46,20 +46,20 @@ from folioperf.console import LiveView, print_summary
 from folioperf.dbmon import DbMonitor
 from folioperf.distributed import REPORT_GRACE_SECONDS, Coordinator, Link, Seal, quit_once
 from folioperf.errors import FolioperfError, is_raised
+from folioperf.groups import UserGroup
 from folioperf.metrics import ERROR, TRANSACTION, Metrics, locust_bucket
 from folioperf.okapi import Okapi
+from folioperf.options import Settings
+from folioperf.outcome import EXIT_INTERRUPTED, EXIT_NOT_RECORDED, EXIT_TARGET_DOWN, Flags, exit_code
+from folioperf.pools import SHARED, PoolStore, check_declared, read_pools_file, split
 from folioperf.rates import RateStatus
 from folioperf.servers.collector import Collector
 from folioperf.servers.series import ServerMetrics
 from folioperf.servers.sources import make_source
+from folioperf.steady_gc import SteadyGC
 from folioperf.target_info import TargetInfo, target_info
-from folioperf.options import Settings
-from folioperf.outcome import EXIT_INTERRUPTED, EXIT_NOT_RECORDED, EXIT_TARGET_DOWN, Flags, exit_code
 from folioperf.testdata import POOL_LIMIT
 from folioperf.timers import Timers
-from folioperf.pools import SHARED, PoolStore, check_declared, read_pools_file, split
-from folioperf.groups import UserGroup
-from folioperf.steady_gc import SteadyGC
 from folioperf.workflow import FolioUser, Workflow, find_workflow
 
 if TYPE_CHECKING:
@@ -315,8 +315,8 @@ class FolioRun:
     def _draw_pools(self) -> dict[str, list]:
         """No pools file (plain Locust): the workflows' pools drawn now, as `folioperf pools` draws them, from the
         database when --db names it, else through the APIs as the run's user."""
-        from folioperf.seed import dataset as dataset_mod  # noqa: PLC0415  (TOML and Faker: only for this)
         from folioperf.seed import datapools  # noqa: PLC0415
+        from folioperf.seed import dataset as dataset_mod  # noqa: PLC0415  (TOML and Faker: only for this)
 
         for w in self.workflows:
             if w.pools and w.draw is None:

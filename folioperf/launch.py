@@ -46,8 +46,8 @@ from folioperf.children import popen_options
 from folioperf.config import DEFAULT_ADMIN_USER, DEFAULT_TENANT, PASSWORD_ENV, WORKER_KEY_ENV
 from folioperf.console import console
 from folioperf.errors import FolioperfError
-from folioperf.outcome import EXIT_INTERRUPTED
 from folioperf.options import CLI_OPTIONS, LOCUST_FLAGS, RUN_OPTIONS, Settings, format_duration, run_argv, split_address
+from folioperf.outcome import EXIT_INTERRUPTED
 from folioperf.servers.sources import check as check_server_metrics
 from folioperf.wording import plural
 

@@ -9,7 +9,8 @@ workers line up; an entry's totals are the sum of its windows. A window settles 
 (workers' reports have come in by then): its figures go into the totals, and its row (count, failures,
 average, 50th and 95th) to a `WindowSink` — the results directory, as it settles — and leaves memory, so a
 day-long run holds what the live view and the totals need, whatever its length. A report that comes later
-still for a settled window adds to the totals, and its own row (count, failures, average) goes to the sink. A worker ships what it recorded since its
+still for a settled window adds to the totals, and its own row (count, failures, average) goes to the sink. A
+worker ships what it recorded since its
 last report (`take_report`), numbered; the master merges reports (`merge_report`) and counts any that never
 arrived. Who sends a report when, and when the master has them all, is folioperf.distributed's business.
 

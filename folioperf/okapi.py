@@ -30,7 +30,6 @@ from http.cookiejar import DefaultCookiePolicy
 from typing import Any
 from urllib.parse import quote, urlencode
 
-from folioperf.okapi_trace import FIELD, TraceSink, Traced, raw_headers, trace_field
 from folioperf.auth import (
     AUTH_MODES,
     AUTO,
@@ -48,6 +47,7 @@ from folioperf.auth import (
 )
 from folioperf.errors import CallFailed, FolioperfError, Unfinished, raised
 from folioperf.metrics import NESTED, TRANSACTION
+from folioperf.okapi_trace import FIELD, Traced, TraceSink, raw_headers, trace_field
 from folioperf.timers import Timers
 
 __all__ = ["AUTH_MODES", "AUTO", "DEFAULT_REFRESH_MARGIN", "EXPECTED", "EXPIRY", "LEGACY", "CallFailed",

@@ -42,9 +42,9 @@ from typing import Any, TextIO
 from urllib.parse import quote, quote_plus
 
 from folioperf.errors import FolioperfError
+from folioperf.files import write_file
 from folioperf.metrics import Entry, EntryLookup, Failure, ModuleTime, Snapshot, Window, entry_order, merge_windows
 from folioperf.outcome import Flags
-from folioperf.files import write_file
 from folioperf.servers.series import COLUMNS as SERVER_COLUMNS
 from folioperf.servers.series import ServerMetrics, from_legacy_db
 

@@ -74,8 +74,8 @@ from folioperf.metrics import ERROR, SCRIPT, failure_message
 from folioperf.okapi import Okapi, Transaction
 from folioperf.outcome import EXIT_FAILURES
 from folioperf.pausing import pause
-from folioperf.rates import parse_rate
 from folioperf.pools import MODES, UserPools
+from folioperf.rates import parse_rate
 from folioperf.testdata import Draw, check_draw
 from folioperf.timers import Timers
 

@@ -16,8 +16,7 @@ import pytest
 from folioperf import results
 from folioperf.db import database_name, ensure_database, with_database
 from folioperf.outcome import EXIT_INTERRUPTED
-from tests.locust_process import (SEEDS_FULL_CICO, WORKFLOWS, folioperf, free_port, results_in, served, start_run,
-                                  wait_for)
+from tests.locust_process import SEEDS_FULL_CICO, WORKFLOWS, folioperf, free_port, results_in, served, start_run, wait_for
 
 BROWSE = str(WORKFLOWS / "browse.py")
 SEEDING = ("SELECT count(*) FROM pg_stat_activity WHERE datname = %s AND application_name = 'folioperf-seed' "

@@ -27,8 +27,6 @@ from folioperf.errors import FolioperfError
 from folioperf.report.document import Cell, Chart, Document, Section, Series, Table
 from folioperf.report.formats import fmt_duration, fmt_run_length, fmt_time, unit_name
 from folioperf.report.modules import module_stats, traced_rows
-from folioperf.report.servers import TABLES as SERVER_TABLES
-from folioperf.report.servers import figures, fmt_value, metric_title, unit_of
 from folioperf.report.runs import (
     TRANSACTION,
     Group,
@@ -37,6 +35,8 @@ from folioperf.report.runs import (
     group_runs,
     kind_of,
 )
+from folioperf.report.servers import TABLES as SERVER_TABLES
+from folioperf.report.servers import figures, fmt_value, metric_title, unit_of
 from folioperf.report.tables import DEFAULT_SLOW_MS, FLAG_TEXT
 from folioperf.results import Results
 from folioperf.wording import plural

@@ -22,7 +22,6 @@ from folioperf.report.formats import (
     unit_name,
 )
 from folioperf.report.modules import modules_section
-from folioperf.report.servers import servers_section
 from folioperf.report.runs import (
     SCHEDULED,
     SCRIPT,
@@ -32,6 +31,7 @@ from folioperf.report.runs import (
     group_runs,
     kind_of,
 )
+from folioperf.report.servers import servers_section
 from folioperf.results import Results, RunInfo
 from folioperf.scenario import SEPARATOR
 from folioperf.wording import plural

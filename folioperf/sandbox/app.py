@@ -51,11 +51,11 @@ from folioperf.sandbox import (
     spring_collections,
     srs,
     storage,
+    trace,
     users,
     users_bl,
     users_settings,
 )
-from folioperf.sandbox import trace
 from folioperf.sandbox.counters import Counters
 from folioperf.sandbox.deployment import Deployment, deploy
 from folioperf.sandbox.latency import Profile

@@ -19,8 +19,8 @@ from psycopg import sql
 from folioperf.sandbox import lookups
 from folioperf.sandbox.schema import BY_NAME
 from folioperf.sandbox.storage import Collection, register_collection
-from folioperf.sandbox.web import UUID, HttpError, Request, Response, Router, error, json_response
 from folioperf.sandbox.trace import calls
+from folioperf.sandbox.web import UUID, HttpError, Request, Response, Router, error, json_response
 
 MANUAL_MESSAGES = {
     "borrowing": "Patron blocked from borrowing",

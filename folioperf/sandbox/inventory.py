@@ -42,9 +42,7 @@ from folioperf.sandbox.lookups import field_eq, user_by_id
 from folioperf.sandbox.schema import BY_NAME
 from folioperf.sandbox.storage import select_page, view_page
 from folioperf.sandbox.trace import calls
-from folioperf.sandbox.web import (
-    JSON, TEXT, UUID, HttpError, Request, Response, Router, json_response, no_content, raw_json
-)
+from folioperf.sandbox.web import JSON, TEXT, UUID, HttpError, Request, Response, Router, json_response, no_content, raw_json
 
 ITEM, INSTANCE = BY_NAME["item"], BY_NAME["instance"]
 _OPTIONAL_TEXT = ("hrid", "inTransitDestinationServicePointId", "holdingsRecordId", "barcode", "itemLevelCallNumber",

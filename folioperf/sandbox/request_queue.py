@@ -29,8 +29,8 @@ from folioperf.sandbox import blocks, lookups
 from folioperf.sandbox.lookups import REQUEST, iso, now, parse_date, update_item, update_loan
 from folioperf.sandbox.policies import add_period, recall_due_date
 from folioperf.sandbox.storage import Collection, register_collection, view_page
-from folioperf.sandbox.web import UUID, HttpError, Request, Response, Router, Unprocessable, error, json_response, no_content
 from folioperf.sandbox.trace import calls
+from folioperf.sandbox.web import UUID, HttpError, Request, Response, Router, Unprocessable, error, json_response, no_content
 
 MODULE = "mod-circulation"
 TYPES = ("Hold", "Recall", "Page")

@@ -16,8 +16,7 @@ from psycopg import sql
 from psycopg.types.json import Jsonb
 
 from folioperf import folio_layout
-from folioperf.folio_layout import (AUTHTOKEN, ENTITIES_LINKS, INVENTORY, NOTES, SRS, USERS, Index, Table, index_expression,
-                                    json_path)
+from folioperf.folio_layout import AUTHTOKEN, ENTITIES_LINKS, INVENTORY, NOTES, SRS, USERS, Index, Table, index_expression, json_path
 from folioperf.sandbox import search_index
 
 META_SCHEMA = "folioperf_sandbox"  # the sandbox's own bookkeeping: tenants, signing key, token revocations

@@ -34,9 +34,9 @@ from psycopg import sql
 
 from folioperf.errors import FolioperfError, raised
 from folioperf.pools import check_declared, split
+from folioperf.seed import marker
 from folioperf.seed.dataset import Dataset
 from folioperf.seed.ids import Identities, IdRange
-from folioperf.seed import marker
 from folioperf.seed.layout import Layout
 from folioperf.testdata import Records, Source, TestData
 
@@ -313,7 +313,7 @@ class ApiSource:
     def patrons(self, limit, scope, block, open_loans=None, no_open_requests=False):
         query = "active==true" + (f' and barcode=="{scope.user_barcodes}*"' if scope else "")
         blocked = self._blocked(block)
-        loans = Counter(l.get("userId") for l in self.open_loans()) if open_loans is not None else Counter()
+        loans = Counter(loan.get("userId") for loan in self.open_loans()) if open_loans is not None else Counter()
         requesters = {r.get("requesterId") for r in self.open_requests()} if no_open_requests else set()
         today = _today()
         out = []
@@ -332,7 +332,7 @@ class ApiSource:
         if locations is not None:
             query += " and effectiveLocationId==(" + " or ".join(locations or ["none"]) + ")"
         requested = {r.get("itemId") for r in self.open_requests()} if no_open_requests else set()
-        lent = {l.get("itemId") for l in self.open_loans()} if open_loan else None
+        lent = {loan.get("itemId") for loan in self.open_loans()} if open_loan else None
         found = []
         for i in self.api.iterate("/item-storage/items", "items", f"({query})"):
             if i.get("barcode") and i["id"] not in requested and (lent is None or i["id"] in lent):

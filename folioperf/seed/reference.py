@@ -20,7 +20,7 @@ from psycopg import sql
 from psycopg.types.json import Jsonb
 
 from folioperf import folio_layout
-from folioperf.seed.dataset import REFERENCE_LINKS, RECORD_REFERENCES, REFERENCE_TYPES, Dataset
+from folioperf.seed.dataset import RECORD_REFERENCES, REFERENCE_LINKS, REFERENCE_TYPES, Dataset
 from folioperf.seed.layout import Layout
 
 

@@ -20,7 +20,8 @@ from rich.console import Console
 
 from folioperf import db
 from folioperf.errors import FolioperfError
-from folioperf.seed import cleanup, generate, layout as layout_mod, load, marker
+from folioperf.seed import cleanup, generate, load, marker
+from folioperf.seed import layout as layout_mod
 from folioperf.seed.dataset import Counts, Dataset
 from folioperf.seed.layout import Layout, LoadPlan
 from folioperf.seed.reference import resolve
