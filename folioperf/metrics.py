@@ -29,7 +29,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from functools import cached_property
-from typing import Any, NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol, Self, overload
 
 from folioperf.errors import FolioperfError
 from folioperf.histogram import (
@@ -127,7 +127,7 @@ class Tally:
                 pack_buckets(self.buckets)]
 
     @classmethod
-    def from_wire(cls, values: Sequence[Any]) -> Tally:
+    def from_wire(cls, values: Sequence[Any]) -> Self:
         tally = cls()
         tally.count, tally.failures, tally.expected, tally.sum_us, tally.min_us, tally.max_us, packed = values
         tally.buckets = unpack_buckets(packed)
@@ -152,13 +152,17 @@ class ModuleTally(Tally):
         return [self.hops, *super().to_wire()]
 
     @classmethod
-    def from_wire(cls, values: Sequence[Any]) -> ModuleTally:
+    def from_wire(cls, values: Sequence[Any]) -> Self:
         hops, *rest = values
         tally = super().from_wire(rest)
         tally.hops = hops
         return tally
 
 
+@overload
+def _ms(us: float) -> float: ...
+@overload
+def _ms(us: None) -> None: ...
 def _ms(us: float | None) -> float | None:
     return None if us is None else round(us / 1000, 3)
 
@@ -166,7 +170,7 @@ def _ms(us: float | None) -> float | None:
 _TYPE_ORDER = {TRANSACTION: 0, SCHEDULED: 1, ERROR: 3, SCRIPT: 4}  # API calls: 2
 
 
-def entry_order(entry: Entry | Window | ModuleTime) -> tuple[int, str, str]:
+def entry_order(entry: Entry | Window | ModuleTime | _KeyOrder) -> tuple[int, str, str]:
     """Transactions first, then open-model latencies, then API calls; by name within each."""
     return _TYPE_ORDER.get(entry.type, 2), entry.name, entry.type
 
@@ -266,7 +270,7 @@ class ModuleTime:
     calls: int
     total: float
     avg: float
-    p95: float
+    p95: float | None  # None for a tally with no timed responses
     share: float | None
     histogram: str = field(default="", repr=False, compare=False)
 
