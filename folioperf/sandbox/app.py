@@ -222,7 +222,7 @@ class Sandbox:
                     "ON CONFLICT (tenant, user_id) DO UPDATE SET generation = r.generation + 1 RETURNING generation"
                 ).format(t=sql.Identifier(schema.META_SCHEMA, "token_revocations")),
                 (tenant, user_id),
-            ).fetchone()[0]
+            ).fetchall()[0][0]
         self._generations[(tenant, user_id)] = value
         return value
 

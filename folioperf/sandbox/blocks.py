@@ -93,7 +93,7 @@ def _summary(conn: psycopg.Connection, tenant: str, user_id: str) -> dict:
         ).format(loan=LOAN.ident(tenant), user=lookups.field_eq(LOAN, tenant, "userId", "u"), open=lookups.is_open_loan(tenant),
                  accounts=ACCOUNTS.ident(tenant), account_user=lookups.field_eq(ACCOUNTS, tenant, "userId", "u")),
         {"u": user_id},
-    ).fetchone()
+    ).fetchall()[0]
     keys = ("openLoans", "lost", "overdue", "overdueRecalls", "recallOverdueDays", "balance")
     return dict(zip(keys, (float(v) for v in row)))
 

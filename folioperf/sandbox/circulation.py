@@ -214,7 +214,7 @@ def _item_limit_error(conn: psycopg.Connection, tenant: str, user: dict, item: d
             loan=LOAN.ident(tenant), user=lookups.field_eq(LOAN, tenant, "userId", "u"), open=lookups.is_open_loan(tenant))
         + extra,
         params,
-    ).fetchone()[0]
+    ).fetchall()[0][0]
     if count < int(limit):
         return []
     has_g, has_m, has_t = "g" in kinds, "m" in kinds, "t" in kinds

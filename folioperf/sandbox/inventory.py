@@ -280,7 +280,7 @@ def _stored_item(conn: psycopg.Connection, tenant: str, item_id: str) -> dict | 
 def _barcode_taken(conn: psycopg.Connection, tenant: str, barcode: str, item_id: str) -> bool:
     where = field_eq(ITEM, tenant, "barcode", "barcode")
     return conn.execute(sql.SQL("SELECT EXISTS (SELECT 1 FROM {} WHERE {} AND id <> %(id)s::uuid)").format(
-        ITEM.ident(tenant), where), {"barcode": barcode, "id": item_id}).fetchone()[0]
+        ITEM.ident(tenant), where), {"barcode": barcode, "id": item_id}).fetchall()[0][0]
 
 
 @calls("PUT", "mod-inventory-storage", "/item-storage/items")

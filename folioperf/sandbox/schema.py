@@ -276,14 +276,14 @@ def install_extensions(conn: psycopg.Connection) -> str | None:
         conn.execute(sql.SQL("CREATE EXTENSION IF NOT EXISTS {} SCHEMA public").format(sql.Identifier(ext)))
     note = None
     installed = conn.execute("SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'pg_stat_statements')")
-    if not installed.fetchone()[0]:
+    if not installed.fetchall()[0][0]:
         user, db, superuser = conn.execute(
-            "SELECT current_user, current_database(), current_setting('is_superuser') = 'on'").fetchone()
+            "SELECT current_user, current_database(), current_setting('is_superuser') = 'on'").fetchall()[0]
         if not superuser:
             note = (f"role {user} is no superuser, so pg_stat_statements was not created: runs work, but their "
                     f"reports will lack the database's top statements until a superuser runs CREATE EXTENSION "
                     f"pg_stat_statements; in database {db}")
-        elif "pg_stat_statements" in conn.execute("SHOW shared_preload_libraries").fetchone()[0]:
+        elif "pg_stat_statements" in conn.execute("SHOW shared_preload_libraries").fetchall()[0][0]:
             conn.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements SCHEMA public")
     conn.execute(
         sql.SQL(

@@ -103,7 +103,7 @@ def total_records(conn: psycopg.Connection, table: Table, tenant: str, q: cql.Qu
         return offset + returned
     if limit == 0 or not filtered:
         estimate = conn.execute(sql.SQL("SELECT count(*) FROM {t} WHERE {w}").format(t=table.ident(tenant), w=q.where),
-                                q.params).fetchone()[0]
+                                q.params).fetchall()[0][0]
     else:
         estimate = _count_estimate(conn, table, tenant, q)
     if limit == 0:
@@ -119,12 +119,12 @@ def _count_estimate(conn: psycopg.Connection, table: Table, tenant: str, q: cql.
     estimate."""
     plan = conn.execute(
         sql.SQL("EXPLAIN (FORMAT JSON) SELECT jsonb FROM {t} WHERE {w}").format(t=table.ident(tenant), w=q.where), q.params
-    ).fetchone()[0]
+    ).fetchall()[0][0]
     estimated = int(plan[0]["Plan"]["Plan Rows"])
     if estimated > 4 * EXACT_COUNT:
         return estimated
     capped = sql.SQL("SELECT count(*) FROM (SELECT 1 FROM {t} WHERE {w} LIMIT %s) s").format(t=table.ident(tenant), w=q.where)
-    counted = conn.execute(capped, (*q.params, EXACT_COUNT)).fetchone()[0]
+    counted = conn.execute(capped, (*q.params, EXACT_COUNT)).fetchall()[0][0]
     if counted < EXACT_COUNT:
         return counted
     return max(EXACT_COUNT, estimated)
@@ -191,7 +191,7 @@ def insert_record(conn: psycopg.Connection, table: Table, tenant: str, record: d
             row = conn.execute(
                 sql.SQL("INSERT INTO {} (id, jsonb) VALUES (%s, %s) RETURNING jsonb").format(table.ident(tenant)),
                 (record_id, Jsonb(record)),
-            ).fetchone()
+            ).fetchall()[0]
     except psycopg.errors.UniqueViolation as exc:
         raise (unique(exc) if unique else _violation(table, exc)) from None
     except psycopg.errors.ForeignKeyViolation as exc:

@@ -110,7 +110,7 @@ def _counter(module: str, path: str, table: Table, template: str):
     def count(conn: psycopg.Connection, translator: cql.Translator, tenant: str, user_id: str) -> int:
         q = translator.translate(template.format(u=_cql_string(user_id)), table, tenant)
         return conn.execute(sql.SQL("SELECT count(*) FROM {} WHERE {}").format(table.ident(tenant), q.where),
-                            q.params).fetchone()[0]
+                            q.params).fetchall()[0][0]
 
     return count
 

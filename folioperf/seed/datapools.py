@@ -139,7 +139,7 @@ class DatabaseSource:
     def dataset_present(self, ds: Dataset) -> bool:
         r = ds.ids.of("instance")
         return self.conn.execute(sql.SQL("SELECT EXISTS (SELECT 1 FROM {} WHERE id BETWEEN %s AND %s)").format(self.t("instance")),
-                                 (r.low, r.high)).fetchone()[0]
+                                 (r.low, r.high)).fetchall()[0][0]
 
     def seeded_datasets(self) -> list[str]:
         return marker.seeded(self.conn, self.layout)
