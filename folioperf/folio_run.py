@@ -205,6 +205,7 @@ class FolioRun:
                     raise FolioperfError("no workflow chosen: give --workflow NAME or FILE (`folioperf workflows` lists them)")
                 chosen = chosen or find_workflow(spec)
                 cls.workflow, cls.tasks = chosen, [chosen.taskset]
+            assert cls.workflow is not None  # its own, or the one chosen just now
             groups[cls] = UserGroup.of(cls.workflow, cls.group, self.settings, self.environment.parsed_options,
                                        self.environment.events)
         if spec and chosen is None and groups:
@@ -322,7 +323,7 @@ class FolioRun:
             if w.pools and w.draw is None:
                 raise FolioperfError(f"workflow {w.name} needs test data (pools {', '.join(w.pools)}) and does not say "
                                      "how to draw it: give --pools FILE (`folioperf pools` writes it)")
-        datasets = {w: dataset_mod.load(w.dataset) if w.dataset else None for w in self.workflows}
+        datasets = {w: dataset_mod.load(os.fspath(w.dataset)) if w.dataset else None for w in self.workflows}
         units = [datapools.Unit(g.pool, g.workflow, datasets[g.workflow]) for g in self.groups.values() if g.workflow.pools]
         if self.db_dsn:
             with datapools.database(self.db_dsn, self.settings.tenant) as source:
@@ -635,13 +636,15 @@ class FolioRun:
     def _checkpoints(self, record: TestRecord) -> None:
         """Every CHECKPOINT_SECONDS, the results so far in `<results>/<start>-<workflow>-partial/`, so a
         master killed outright leaves what it had measured (replaced by the real directory at the end)."""
+        directory = self.settings.results_dir
+        assert directory is not None  # spawned only for a run that writes results
         while True:
             gevent.sleep(CHECKPOINT_SECONDS)
             if record.ended or self.test is not record:
                 return
             try:
                 info = self._run_info(record, Flags(), None, {}, datetime.now(timezone.utc))
-                results.write_checkpoint(self.settings.results_dir, info, self.metrics.snapshot(),
+                results.write_checkpoint(directory, info, self.metrics.snapshot(),
                                          secrets=self._secrets(), spool=record.spool)
             except Exception as exc:  # a checkpoint is a safety net; the run goes on without it
                 log.warning("checkpoint not written: %s", exc)
