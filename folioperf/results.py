@@ -566,6 +566,7 @@ def load(path: str | os.PathLike[str]) -> Results:
         traced = stats_data["trace"]["responses"] if "trace" in stats_data else None
         run = _run_info(run_data)
         db = _read_json(db_path) if db_path.is_file() else None
+        server: ServerMetrics | None
         if (path / SERVER_JSON).is_file():
             server = ServerMetrics.from_files(_read_json(path / SERVER_JSON),
                                               _read_csv(path / SERVER_CSV, SERVER_COLUMNS))
