@@ -63,7 +63,8 @@ def _many(req: Request, name: str) -> list[str]:
 
 def get_calendars(req: Request) -> Response:
     ids, points = _many(req, "id"), _many(req, "servicePointId")
-    clauses, params = [sql.SQL("TRUE")], []
+    clauses = [sql.SQL("TRUE")]
+    params: list[object] = []
     if ids:
         clauses.append(sql.SQL("id = ANY(%s::uuid[])"))
         params.append(ids)

@@ -202,6 +202,7 @@ def _item_limit_error(conn: psycopg.Connection, tenant: str, user: dict, item: d
     if limit is None:
         return []
     kinds = rule.kinds() if rule is not None else set()
+    extra: sql.Composable
     extra, params = sql.SQL(""), {"u": user["id"], "p": policy["id"]}
     if "m" in kinds or "t" in kinds:
         extra = sql.SQL(" AND EXISTS (SELECT 1 FROM {item} i WHERE i.id = " + uuid_of("l.jsonb->>'itemId'") +

@@ -249,7 +249,7 @@ def _circulation_notes(body: dict, old: dict, user: dict | None) -> list[dict]:
 
 def stored_item(body: dict, old: dict, user: dict | None) -> dict:
     """The item-storage record mod-inventory sends for a PUT body (ItemUtil.jsonToItem, toStoredItemRepresentation)."""
-    status = body.get("status") if isinstance(body.get("status"), dict) else {}
+    status = found if isinstance(found := body.get("status"), dict) else {}
     out: dict = {"id": _text(body.get("id")) or str(uuid.uuid4()), "_version": _text(body.get("_version")),
                  "status": {k: status[k] for k in ("name", "date") if status.get(k) is not None}}
     check_in = body.get("lastCheckIn")

@@ -56,7 +56,7 @@ def add_period(start: datetime, period: dict | None) -> datetime:
     return end.replace(hour=23, minute=59, second=59, microsecond=0)
 
 
-def policy_error(policy: dict, message: str, **extra: str) -> dict:
+def policy_error(policy: dict, message: str, **extra: str | None) -> dict:
     """A renewal/loan-policy error: FOLIO adds loanPolicyId and loanPolicyName to its parameters."""
     return error(message, **extra, loanPolicyId=policy.get("id"), loanPolicyName=policy.get("name"))
 

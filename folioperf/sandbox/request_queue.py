@@ -308,6 +308,7 @@ def create_item_request(conn: psycopg.Connection, references: lookups.References
     ref = references.get(conn, tenant, need=("locations", lookups.item_location_id(item) or ""))
     ctx = item_context(conn, tenant, item)
     requester = _requester(conn, tenant, draft.requester_id)
+    assert isinstance(request_type, str)  # one of TYPES: checked above
     errors = _validate(conn, tenant, ref, draft, ctx, requester, request_type)
     if errors:
         raise Unprocessable(errors, pretty=True)

@@ -127,7 +127,7 @@ def _table_ddl(table: Table, tenant: str) -> list[sql.Composable]:
     schema = sql.Identifier(table.schema(tenant))
     ident = table.ident(tenant)
     name = table.name
-    cols = [sql.SQL("id uuid PRIMARY KEY"), sql.SQL("jsonb jsonb NOT NULL")]
+    cols: list[sql.Composable] = [sql.SQL("id uuid PRIMARY KEY"), sql.SQL("jsonb jsonb NOT NULL")]
     if table.metadata:
         cols += [sql.SQL("creation_date timestamp"), sql.SQL("created_by text")]
     cols += [sql.SQL(c) for c in table.extra_columns]
@@ -319,7 +319,7 @@ def install_tenant(conn: psycopg.Connection, tenant: str, versions: Mapping[str,
     if installed and installed[0] == digest:
         return
     for stmt in ddl:
-        conn.execute(stmt)
+        conn.execute(stmt)  # type: ignore[call-overload]  # psycopg runs any sql.Composable; its hints name SQL and Composed
     for module in MODULES:
         name = module.replace("_", "-")
         installed_as = f"{name}-{versions[name]}" if versions and name in versions else module

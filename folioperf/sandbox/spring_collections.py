@@ -124,7 +124,8 @@ def _mapping(record: dict) -> dict:
 
 def get_mappings(req: Request) -> Response:
     offset, limit = _paging(req, "getMappings", 10, 0)
-    where, params = [sql.SQL("TRUE")], []
+    where: list[sql.Composable] = [sql.SQL("TRUE")]
+    params = []
     for arg, field in (("finalLocationId", "folioLocationId"), ("remoteStorageConfigurationId", "configurationId")):
         value = req.arg(arg)
         if value:

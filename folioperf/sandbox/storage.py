@@ -298,7 +298,7 @@ def _item_post(c: Collection) -> Callable[[Request], Response]:
     table = BY_NAME[c.table]
 
     def handler(req: Request) -> Response:
-        record = validation.validate(c.schema_name, req.json())
+        record = validation.validate(c.schema_name or "", req.json())  # a writable collection's: never None
         with req.sandbox.pool.connection() as conn:
             if c.prepare:
                 c.prepare(req, conn, record, None)
@@ -313,7 +313,7 @@ def replace(req: Request, c: Collection, record_id: str, body: dict) -> None:
     values (`prepare`), then the update with RMB's 404, 409 (optimistic locking) and 422."""
     if not UUID.match(record_id):
         raise HttpError(404, "Not found")
-    record = validation.validate(c.schema_name, body)
+    record = validation.validate(c.schema_name or "", body)  # a writable collection's: never None
     table = BY_NAME[c.table]
     with req.sandbox.pool.connection() as conn, conn.transaction():
         stored = get_record(conn, table, req.tenant, record_id, lock=True)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
+from typing import Any
 
 import psycopg
 from psycopg import sql
@@ -51,7 +52,7 @@ def used_records(ds: Dataset) -> dict[str, list[dict]]:
     return {section: list(records.values()) for section, records in used.items()}
 
 
-def _substitute(value: object, mapping: dict[str, str]) -> object:
+def _substitute(value: Any, mapping: dict[str, str]) -> Any:
     if isinstance(value, str):
         return mapping.get(value.lower(), value)
     if isinstance(value, list):
