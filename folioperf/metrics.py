@@ -10,9 +10,9 @@ workers line up; an entry's totals are the sum of its windows. A window settles 
 average, 50th and 95th) to a `WindowSink` — the results directory, as it settles — and leaves memory, so a
 day-long run holds what the live view and the totals need, whatever its length. A report that comes later
 still for a settled window adds to the totals, and its own row (count, failures, average) goes to the sink. A
-worker ships what it recorded since its
-last report (`take_report`), numbered; the master merges reports (`merge_report`) and counts any that never
-arrived. Who sends a report when, and when the master has them all, is folioperf.distributed's business.
+worker ships what it recorded since its last report (`take_report`), numbered; the master merges reports
+(`merge_report`) and counts any that never arrived. Who sends a report when, and when the master has them all,
+is folioperf.distributed's business.
 
 Request types: API calls are recorded under their HTTP method; business transactions under "Transaction";
 the open model's latencies from the scheduled start under "Scheduled"; a task's uncaught exception outside
