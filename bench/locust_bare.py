@@ -11,9 +11,9 @@ from __future__ import annotations
 import json
 import os
 
-from trace_pairs import GET_NAME, GROUP, trace_pairs
-
 from locust import FastHttpUser, constant, events, task
+
+from trace_pairs import GET_NAME, GROUP, trace_pairs
 
 HEADERS = {
     "X-Okapi-Tenant": os.environ.get("GENERATOR_BENCH_TENANT", "diku"),

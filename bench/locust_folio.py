@@ -18,10 +18,9 @@ import uuid
 
 from locust import events
 
-from trace_pairs import GROUP, trace_pairs
-
 from folioperf import FolioTaskSet, FolioUser, Workflow, task
 from folioperf.plugin import FolioRun
+from trace_pairs import GROUP, trace_pairs
 
 TRANSACTION = "Get group"
 

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import locust.stats  # first: Locust patches with gevent on import
 
+# isort: split
+
 import argparse  # noqa: E402
 import gc  # noqa: E402
 import json  # noqa: E402

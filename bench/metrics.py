@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import locust.stats  # first: Locust patches with gevent on import
 
+# isort: split
+
 import argparse  # noqa: E402
 import math  # noqa: E402
 import random  # noqa: E402

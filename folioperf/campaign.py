@@ -63,8 +63,8 @@ def campaign(args: argparse.Namespace) -> int:
 
 def _report(directory: Path, unit: str) -> list[Path]:
     """report.md and report.html in the campaign directory (returned), and the tables on the console."""
-    from folioperf.report import console, html, markdown
     from folioperf.files import write_file
+    from folioperf.report import console, html, markdown
     from folioperf.report.runs import load_runs
     from folioperf.report.tables import build_report
 

@@ -55,7 +55,9 @@ def fmt_ms(value: float | None) -> str:
 
 def _clock(seconds: float) -> str:
     seconds = int(seconds)
-    return f"{seconds // 3600:d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}" if seconds >= 3600 else f"{seconds // 60:d}:{seconds % 60:02d}"
+    if seconds >= 3600:
+        return f"{seconds // 3600:d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+    return f"{seconds // 60:d}:{seconds % 60:02d}"
 
 
 def _kind(request_type: str) -> str | None:

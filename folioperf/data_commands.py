@@ -5,6 +5,7 @@ database it had to create up as the sandbox's, so these handlers sit above both 
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
 from rich import box
@@ -38,6 +39,7 @@ def _dataset(args: argparse.Namespace, either: bool = False) -> dataset_mod.Data
         raise FolioperfError("give either a dataset or --workflow, not both")
     if args.dataset:
         return dataset_mod.load(args.dataset)
+    assert workflow  # checked above: a dataset or a workflow
     chosen = _workflow(workflow)
     if chosen.dataset is None:
         raise FolioperfError(f"workflow {chosen.name} has no dataset: name one")
@@ -49,7 +51,7 @@ def _drawing(ds: dataset_mod.Dataset):
     several, the one named as the dataset."""
     from folioperf.workflow import registered
 
-    def same(spec: str) -> bool:
+    def same(spec: str | os.PathLike[str]) -> bool:
         return spec == ds.name or Path(spec).resolve() == Path(ds.path).resolve()
 
     found = [w.workflow for w in registered()[0].values() if w.workflow.dataset and w.workflow.draw and same(w.workflow.dataset)]
@@ -154,7 +156,7 @@ def pools(args: argparse.Namespace) -> int:
     if not args.dataset and not args.workflow:
         raise FolioperfError(NAME_ONE)
     ds = dataset_mod.load(args.dataset) if args.dataset else None
-    workflow = _workflow(args.workflow) if args.workflow else _drawing(ds)
+    workflow = _workflow(args.workflow) if args.workflow or ds is None else _drawing(ds)
     if ds is None and workflow.dataset:
         ds = dataset_mod.load(workflow.dataset)
     if not workflow.pools:

@@ -72,13 +72,13 @@ def redact(dsn: str) -> str:
 
 
 def database_name(dsn: str) -> str:
-    return psycopg.conninfo.conninfo_to_dict(dsn).get("dbname") or "postgres"
+    return str(psycopg.conninfo.conninfo_to_dict(dsn).get("dbname") or "postgres")
 
 
 def with_database(dsn: str, dbname: str) -> str:
     params = psycopg.conninfo.conninfo_to_dict(dsn)
     params["dbname"] = dbname
-    return psycopg.conninfo.make_conninfo(**params)
+    return psycopg.conninfo.make_conninfo("", **params)
 
 
 def connect(dsn: str, **kwargs) -> psycopg.Connection:
@@ -130,7 +130,7 @@ def ensure_database(dsn: str) -> bool:
         except (psycopg.errors.DuplicateDatabase, psycopg.errors.UniqueViolation):
             return False  # created concurrently (the loser of a race sees the catalog's unique index)
         except psycopg.errors.InsufficientPrivilege:
-            user = conn.execute("SELECT current_user").fetchone()[0]
+            user = conn.execute("SELECT current_user").fetchall()[0][0]
             raise FolioperfError(
                 f"database {name} does not exist and role {user} may not create it (CREATEDB): have a superuser "
                 f"run CREATE DATABASE {name} OWNER {user}; or pass --db with an existing database") from None

@@ -34,8 +34,8 @@ def _preloaded(dsn: str) -> str:
     from folioperf import db
 
     with db.connect(dsn) as conn:
-        libs = conn.execute("SHOW shared_preload_libraries").fetchone()[0]
-        connections = conn.execute("SHOW max_connections").fetchone()[0]
+        libs = conn.execute("SHOW shared_preload_libraries").fetchall()[0][0]
+        connections = conn.execute("SHOW max_connections").fetchall()[0][0]
     loaded = "loaded" if "pg_stat_statements" in libs else "NOT loaded"
     return f"{loaded} (max_connections {connections})"
 

@@ -189,7 +189,7 @@ class DbMonitor:
                     self._note_error(again)
         return conn
 
-    def _note_error(self, exc: BaseException) -> None:
+    def _note_error(self, exc: BaseException | str) -> None:
         message = _one_line(exc)
         if message not in self._errors:
             self._errors.append(message)
@@ -286,6 +286,7 @@ class DbMonitor:
     def _dealloc(self, conn) -> int | None:
         import psycopg
 
+        assert self._statements_rel is not None  # read only once pg_stat_statements was found readable
         schema = self._statements_rel.rsplit(".", 1)[0]
         try:
             return int(self._q(conn, f"SELECT dealloc FROM {schema}.pg_stat_statements_info")[0][0])
@@ -508,6 +509,6 @@ def _now() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _one_line(exc: BaseException) -> str:
+def _one_line(exc: BaseException | str) -> str:
     text = str(exc).strip().splitlines()
     return text[0] if text else type(exc).__name__

@@ -46,21 +46,20 @@ from folioperf.console import LiveView, print_summary
 from folioperf.dbmon import DbMonitor
 from folioperf.distributed import REPORT_GRACE_SECONDS, Coordinator, Link, Seal, quit_once
 from folioperf.errors import FolioperfError, is_raised
+from folioperf.groups import UserGroup
 from folioperf.metrics import ERROR, TRANSACTION, Metrics, locust_bucket
 from folioperf.okapi import Okapi
+from folioperf.options import Settings, format_duration
+from folioperf.outcome import EXIT_INTERRUPTED, EXIT_NOT_RECORDED, EXIT_TARGET_DOWN, RAMP_LATE_S, Flags, exit_code, ramp_short
+from folioperf.pools import SHARED, PoolStore, check_declared, read_pools_file, split
 from folioperf.rates import RateStatus
 from folioperf.servers.collector import Collector
 from folioperf.servers.series import ServerMetrics
 from folioperf.servers.sources import make_source
+from folioperf.steady_gc import SteadyGC
 from folioperf.target_info import TargetInfo, target_info
-from folioperf.options import Settings, format_duration
-from folioperf.outcome import (EXIT_INTERRUPTED, EXIT_NOT_RECORDED, EXIT_TARGET_DOWN, RAMP_LATE_S, Flags, exit_code,
-                               ramp_short)
 from folioperf.testdata import POOL_LIMIT
 from folioperf.timers import Timers
-from folioperf.pools import SHARED, PoolStore, check_declared, read_pools_file, split
-from folioperf.groups import UserGroup
-from folioperf.steady_gc import SteadyGC
 from folioperf.workflow import FolioUser, Workflow, find_workflow
 
 if TYPE_CHECKING:
@@ -205,6 +204,7 @@ class FolioRun:
                     raise FolioperfError("no workflow chosen: give --workflow NAME or FILE (`folioperf workflows` lists them)")
                 chosen = chosen or find_workflow(spec)
                 cls.workflow, cls.tasks = chosen, [chosen.taskset]
+            assert cls.workflow is not None  # its own, or the one chosen just now
             groups[cls] = UserGroup.of(cls.workflow, cls.group, self.settings, self.environment.parsed_options,
                                        self.environment.events)
         if spec and chosen is None and groups:
@@ -315,14 +315,14 @@ class FolioRun:
     def _draw_pools(self) -> dict[str, list]:
         """No pools file (plain Locust): the workflows' pools drawn now, as `folioperf pools` draws them, from the
         database when --db names it, else through the APIs as the run's user."""
-        from folioperf.seed import dataset as dataset_mod  # noqa: PLC0415  (TOML and Faker: only for this)
         from folioperf.seed import datapools  # noqa: PLC0415
+        from folioperf.seed import dataset as dataset_mod  # noqa: PLC0415  (TOML and Faker: only for this)
 
         for w in self.workflows:
             if w.pools and w.draw is None:
                 raise FolioperfError(f"workflow {w.name} needs test data (pools {', '.join(w.pools)}) and does not say "
                                      "how to draw it: give --pools FILE (`folioperf pools` writes it)")
-        datasets = {w: dataset_mod.load(w.dataset) if w.dataset else None for w in self.workflows}
+        datasets = {w: dataset_mod.load(os.fspath(w.dataset)) if w.dataset else None for w in self.workflows}
         units = [datapools.Unit(g.pool, g.workflow, datasets[g.workflow]) for g in self.groups.values() if g.workflow.pools]
         if self.db_dsn:
             with datapools.database(self.db_dsn, self.settings.tenant) as source:
@@ -635,13 +635,15 @@ class FolioRun:
     def _checkpoints(self, record: TestRecord) -> None:
         """Every CHECKPOINT_SECONDS, the results so far in `<results>/<start>-<workflow>-partial/`, so a
         master killed outright leaves what it had measured (replaced by the real directory at the end)."""
+        directory = self.settings.results_dir
+        assert directory is not None  # spawned only for a run that writes results
         while True:
             gevent.sleep(CHECKPOINT_SECONDS)
             if record.ended or self.test is not record:
                 return
             try:
                 info = self._run_info(record, Flags(), None, {}, datetime.now(timezone.utc))
-                results.write_checkpoint(self.settings.results_dir, info, self.metrics.snapshot(),
+                results.write_checkpoint(directory, info, self.metrics.snapshot(),
                                          secrets=self._secrets(), spool=record.spool)
             except Exception as exc:  # a checkpoint is a safety net; the run goes on without it
                 log.warning("checkpoint not written: %s", exc)

@@ -83,9 +83,10 @@ def percentiles_us(buckets: Mapping[int, int], quantiles: Sequence[float], min_u
         seen += buckets[key]
         while seen >= ranks[position]:
             result[position] = float(min(max(_roundest(key), min_us), max_us))
-            position = next(pending, None)
-            if position is None:
+            following = next(pending, None)
+            if following is None:
                 return result
+            position = following
     return result
 
 

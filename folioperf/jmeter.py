@@ -29,6 +29,7 @@ import random
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import cast
 
 AS_RUN = "as-run"
 AS_WRITTEN = "as-written"
@@ -140,7 +141,7 @@ class Delay:
         return abs(mu)
 
     def sample(self, rng: random.Random | None = None) -> float:
-        rng = rng or random
+        rng = rng or cast(random.Random, random)  # the module's functions: its hidden Random's methods
         if self.kind == "uniform":
             return abs(rng.random() * self.spread + self.base)
         if self.kind == "gaussian":

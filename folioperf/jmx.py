@@ -116,11 +116,11 @@ Node = Union[Sample, Block]
 def _parse(path: Path) -> Element:
     """The plan's elements with their line numbers (expat: ElementTree keeps none)."""
     parser = xml.parsers.expat.ParserCreate()
-    root = {"tag": "#", "attrs": {}, "kids": [], "line": 0, "text": []}
+    root: dict[str, Any] = {"tag": "#", "attrs": {}, "kids": [], "line": 0, "text": []}
     stack = [root]
 
     def start(tag: str, attrs: dict) -> None:
-        node = {"tag": tag, "attrs": attrs, "kids": [], "line": parser.CurrentLineNumber, "text": []}
+        node: dict[str, Any] = {"tag": tag, "attrs": attrs, "kids": [], "line": parser.CurrentLineNumber, "text": []}
         stack[-1]["kids"].append(node)
         stack.append(node)
 
@@ -445,7 +445,7 @@ def mean_pause_ms(events: list[Event], mode: str = AS_RUN, variables: Mapping[st
         if isinstance(e, tuple):
             if e[1].kind == "parallel":
                 current = [] if e[0] == "start" else None
-                if e[0] == "start":
+                if current is not None:
                     blocks.append(current)
             continue
         delays = e.pauses(mode, variables, properties)

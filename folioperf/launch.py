@@ -38,15 +38,15 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from importlib.util import find_spec
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from folioperf import db, scenario
 from folioperf.children import popen_options
 from folioperf.config import DEFAULT_ADMIN_USER, DEFAULT_TENANT, PASSWORD_ENV, WORKER_KEY_ENV
 from folioperf.console import console
 from folioperf.errors import FolioperfError
-from folioperf.outcome import EXIT_INTERRUPTED, RAMP_LATE_S, ramp_fits
 from folioperf.options import CLI_OPTIONS, LOCUST_FLAGS, RUN_OPTIONS, Settings, format_duration, run_argv, split_address
+from folioperf.outcome import EXIT_INTERRUPTED, RAMP_LATE_S, ramp_fits
 from folioperf.servers.sources import check as check_server_metrics
 from folioperf.wording import did_you_mean, plural
 
@@ -293,6 +293,9 @@ def plan(args: argparse.Namespace) -> Plan:
                              f"{DEFAULT_TENANT} and its admin {DEFAULT_ADMIN_USER}")
     from folioperf.seed import dataset as dataset_mod  # noqa: PLC0415  (Faker and TOML: only for a run)
 
+    users: int
+    extra: list[str]
+    default_rate: float | None
     if chosen_scenario is not None:
         if getattr(args, "extra", []):
             raise FolioperfError(f"{args.extra[0]}: a scenario's workflow options are in its file, group by group")
@@ -360,6 +363,11 @@ def _check_test_data(args: argparse.Namespace, units: list[Unit]) -> None:
                                  "(the database of your FOLIO) or --pools FILE")
 
 
+def _renamer(group: str) -> Callable[[str], str]:
+    """A pool's name as the group's (`<group>/<pool>`), or as it is for a lone workflow's users."""
+    return lambda name: f"{group}/{name}" if group else name
+
+
 def _pools_file(target: Endpoint, units: list[Unit], directory: str) -> str | None:
     """The groups' data pools, from the database when it is known, else through the API, as each workflow
     draws them. A scenario's groups get pools of their own (`<group>/<pool>`); groups running the same workflow
@@ -367,8 +375,7 @@ def _pools_file(target: Endpoint, units: list[Unit], directory: str) -> str | No
     from folioperf.seed import datapools  # noqa: PLC0415
     from folioperf.testdata import POOL_LIMIT  # noqa: PLC0415
 
-    wanted = [datapools.Unit(lambda name, group=u.group: f"{group}/{name}" if group else name, u.workflow, u.dataset)
-              for u in units if u.workflow.pools]
+    wanted = [datapools.Unit(_renamer(u.group), u.workflow, u.dataset) for u in units if u.workflow.pools]
     if not wanted:
         return None
     if target.dsn:
@@ -389,7 +396,7 @@ def _sandbox(args: argparse.Namespace, stack: ExitStack, directory: str) -> Endp
     from folioperf.sandbox.process import start_sandbox  # noqa: PLC0415
 
     dsn = db.resolve_dsn(args.db)
-    options: dict[str, object] = {}
+    options: dict[str, Any] = {}
     if args.latency_profile:
         options["latency_profile"] = args.latency_profile
     if args.folio_release:
@@ -566,6 +573,7 @@ def _run(args: argparse.Namespace, chosen: Plan, processes: Processes, started: 
                 _prepare_data(args.db, target.tenant, ds, args.scale, replace_mismatch=False)
         else:
             target = _sandbox(args, stack, directory)
+            assert target.dsn is not None  # the sandbox's own database
             for ds in chosen.datasets() if not args.no_seed else ():
                 _prepare_data(target.dsn, target.tenant, ds, args.scale, replace_mismatch=True)
         pools = args.pools or _pools_file(target, chosen.units, directory)

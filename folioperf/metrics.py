@@ -9,9 +9,10 @@ workers line up; an entry's totals are the sum of its windows. A window settles 
 (workers' reports have come in by then): its figures go into the totals, and its row (count, failures,
 average, 50th and 95th) to a `WindowSink` — the results directory, as it settles — and leaves memory, so a
 day-long run holds what the live view and the totals need, whatever its length. A report that comes later
-still for a settled window adds to the totals, and its own row (count, failures, average) goes to the sink. A worker ships what it recorded since its
-last report (`take_report`), numbered; the master merges reports (`merge_report`) and counts any that never
-arrived. Who sends a report when, and when the master has them all, is folioperf.distributed's business.
+still for a settled window adds to the totals, and its own row (count, failures, average) goes to the sink. A
+worker ships what it recorded since its last report (`take_report`), numbered; the master merges reports
+(`merge_report`) and counts any that never arrived. Who sends a report when, and when the master has them all,
+is folioperf.distributed's business.
 
 Request types: API calls are recorded under their HTTP method; business transactions under "Transaction";
 the open model's latencies from the scheduled start under "Scheduled"; a task's uncaught exception outside
@@ -28,7 +29,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from functools import cached_property
-from typing import Any, NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol, Self, overload
 
 from folioperf.errors import FolioperfError
 from folioperf.histogram import (
@@ -126,7 +127,7 @@ class Tally:
                 pack_buckets(self.buckets)]
 
     @classmethod
-    def from_wire(cls, values: Sequence[Any]) -> Tally:
+    def from_wire(cls, values: Sequence[Any]) -> Self:
         tally = cls()
         tally.count, tally.failures, tally.expected, tally.sum_us, tally.min_us, tally.max_us, packed = values
         tally.buckets = unpack_buckets(packed)
@@ -151,13 +152,17 @@ class ModuleTally(Tally):
         return [self.hops, *super().to_wire()]
 
     @classmethod
-    def from_wire(cls, values: Sequence[Any]) -> ModuleTally:
+    def from_wire(cls, values: Sequence[Any]) -> Self:
         hops, *rest = values
         tally = super().from_wire(rest)
         tally.hops = hops
         return tally
 
 
+@overload
+def _ms(us: float) -> float: ...
+@overload
+def _ms(us: None) -> None: ...
 def _ms(us: float | None) -> float | None:
     return None if us is None else round(us / 1000, 3)
 
@@ -165,7 +170,7 @@ def _ms(us: float | None) -> float | None:
 _TYPE_ORDER = {TRANSACTION: 0, SCHEDULED: 1, ERROR: 3, SCRIPT: 4}  # API calls: 2
 
 
-def entry_order(entry: Entry | Window | ModuleTime) -> tuple[int, str, str]:
+def entry_order(entry: Entry | Window | ModuleTime | _KeyOrder) -> tuple[int, str, str]:
     """Transactions first, then open-model latencies, then API calls; by name within each."""
     return _TYPE_ORDER.get(entry.type, 2), entry.name, entry.type
 
@@ -265,7 +270,7 @@ class ModuleTime:
     calls: int
     total: float
     avg: float
-    p95: float
+    p95: float | None  # None for a tally with no timed responses
     share: float | None
     histogram: str = field(default="", repr=False, compare=False)
 

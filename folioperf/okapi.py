@@ -30,7 +30,6 @@ from http.cookiejar import DefaultCookiePolicy
 from typing import Any
 from urllib.parse import quote, urlencode
 
-from folioperf.okapi_trace import FIELD, TraceSink, Traced, raw_headers, trace_field
 from folioperf.auth import (
     AUTH_MODES,
     AUTO,
@@ -48,6 +47,7 @@ from folioperf.auth import (
 )
 from folioperf.errors import CallFailed, FolioperfError, Unfinished, raised
 from folioperf.metrics import NESTED, TRANSACTION
+from folioperf.okapi_trace import FIELD, Traced, TraceSink, raw_headers, trace_field
 from folioperf.timers import Timers
 
 __all__ = ["AUTH_MODES", "AUTO", "DEFAULT_REFRESH_MARGIN", "EXPECTED", "EXPIRY", "LEGACY", "CallFailed",
@@ -111,16 +111,16 @@ class Transaction:
 class _NoCookies(DefaultCookiePolicy):
     """Stores and sends no cookies: folioperf carries FOLIO's tokens in X-Okapi-Token itself."""
 
-    def set_ok(self, cookie, request) -> bool:  # type: ignore[override]
+    def set_ok(self, cookie, request) -> bool:
         return False
 
-    def return_ok(self, cookie, request) -> bool:  # type: ignore[override]
+    def return_ok(self, cookie, request) -> bool:
         return False
 
 
 def _switch_off_cookies(session: Any) -> None:
     client = getattr(session, "client", None)
-    if hasattr(client, "cookiejar"):  # FastHttpSession: its user agent then skips cookies altogether
+    if client is not None and hasattr(client, "cookiejar"):  # FastHttpSession: its user agent then skips cookies altogether
         client.cookiejar = None
         return
     jar = session.cookies  # requests.Session and Locust's HttpSession
@@ -128,7 +128,7 @@ def _switch_off_cookies(session: Any) -> None:
     jar.clear()
 
 
-_dict_get = dict.get  # --trace: a trace field as the headers store it (okapi_trace.raw_headers)
+_dict_get: Callable[[Any, str], Any] = dict.get  # --trace: a trace field as the headers store it (okapi_trace.raw_headers)
 _UNRESERVED = re.compile(r"[A-Za-z0-9_.~-]+").fullmatch  # what quote() leaves as it is
 
 
@@ -307,6 +307,7 @@ class Okapi:
             self._traced_transactions.append((t.name, t.first, len(self._traced)))
         if not self._open:
             if self._traced:
+                assert self._trace is not None  # calls are kept only with --trace
                 self._trace.trace_transactions(self._traced, self._traced_transactions, t.start_time)
                 self._traced = []
             self._traced_transactions = []

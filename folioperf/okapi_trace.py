@@ -99,7 +99,7 @@ def lines_of(field: list[tuple[str, str]] | tuple[str, str] | None) -> list[str]
     """The lines of a trace field as a `Traced` call keeps it."""
     if field is None:
         return []
-    return [field[1]] if field.__class__ is tuple else [line for _, line in field]
+    return [field[1]] if isinstance(field, tuple) else [line for _, line in field]
 
 
 def breakdown(lines: list[str], response_us: int) -> dict[str, tuple[int, int]]:

@@ -34,6 +34,7 @@ from folioperf.metrics import SCHEDULED, TRANSACTION
 from folioperf.pausing import pause
 from folioperf.rates import Schedule
 
+
 class OpenModel:
     """The open model of one Locust process: its share of the target rate and the slots users take."""
 

@@ -10,9 +10,9 @@ results directory and the exit codes.
   process, inherited by the workers Locust forks with --processes;
 - Locust's --csv writer: ended before Locust closes its files (folioperf.locust_csv);
 - init: one FolioRun on the environment (`environment.folioperf`); on the master (or a local run) the
-  Prometheus metrics served (--prometheus; a port in use ends the run here), the password (environment or prompt), one login when --host is known, and the test data read and checked:
-  a wrong password, tenant, URL or pools file ends the run here, with one line and exit code 2 (3 for a
-  refused login).
+  Prometheus metrics served (--prometheus; a port in use ends the run here), the password (environment or
+  prompt), one login when --host is known, and the test data read and checked: a wrong password, tenant,
+  URL or pools file ends the run here, with one line and exit code 2 (3 for a refused login).
 """
 
 from __future__ import annotations

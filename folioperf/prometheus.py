@@ -295,7 +295,7 @@ def listen(address: str) -> socket.socket:
         sock.close()
         reason = {errno.EADDRINUSE: f"port {port} is already in use",
                   errno.EADDRNOTAVAIL: f"{host} is not an address of this machine",
-                  errno.EACCES: f"no permission to listen on port {port}"}.get(exc.errno, exc.strerror or str(exc))
+                  errno.EACCES: f"no permission to listen on port {port}"}.get(exc.errno or 0, exc.strerror or str(exc))
         raise FolioperfError(f"--prometheus {address}: cannot serve metrics there: {reason}") from None
     return sock
 

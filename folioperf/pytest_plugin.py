@@ -79,7 +79,7 @@ def drop_test_database(dsn: str) -> None:
 
     from folioperf.db import drop_database
 
-    socket_directory = Path(conninfo_to_dict(dsn).get("host") or "/")
+    socket_directory = Path(str(conninfo_to_dict(dsn).get("host") or "/"))
     if _run_owner(socket_directory.parent) is None:
         drop_database(dsn)
 

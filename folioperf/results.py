@@ -42,9 +42,9 @@ from typing import Any, TextIO
 from urllib.parse import quote, quote_plus
 
 from folioperf.errors import FolioperfError
+from folioperf.files import write_file
 from folioperf.metrics import Entry, EntryLookup, Failure, ModuleTime, Snapshot, Window, entry_order, merge_windows
 from folioperf.outcome import Flags
-from folioperf.files import write_file
 from folioperf.servers.series import COLUMNS as SERVER_COLUMNS
 from folioperf.servers.series import ServerMetrics, from_legacy_db
 
@@ -566,6 +566,7 @@ def load(path: str | os.PathLike[str]) -> Results:
         traced = stats_data["trace"]["responses"] if "trace" in stats_data else None
         run = _run_info(run_data)
         db = _read_json(db_path) if db_path.is_file() else None
+        server: ServerMetrics | None
         if (path / SERVER_JSON).is_file():
             server = ServerMetrics.from_files(_read_json(path / SERVER_JSON),
                                               _read_csv(path / SERVER_CSV, SERVER_COLUMNS))

@@ -57,7 +57,7 @@ def _add_grouped(parser: Any, options: tuple[Opt, ...]) -> None:
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
-    config = {"default_config_files": list(CONFIG_FILES), "config_file_parser_class": ConfigParser,
+    config: dict[str, Any] = {"default_config_files": list(CONFIG_FILES), "config_file_parser_class": ConfigParser,
               "ignore_unknown_config_file_keys": True,  # Locust's own keys there are for the Locust processes
               "formatter_class": percent_safe(argparse.HelpFormatter)}
     p = sub.add_parser(

@@ -189,13 +189,13 @@ class TestData:
         wanted = self.dataset.used("locations")[0] if self.dataset is not None else None
         location = None
         if wanted is not None:
-            location = next((l for l in locations if l["id"] == wanted["id"]), None) or next(
-                (l for l in locations if l.get("name") == wanted["name"]), None)
+            location = next((loc for loc in locations if loc["id"] == wanted["id"]), None) or next(
+                (loc for loc in locations if loc.get("name") == wanted["name"]), None)
         if location is None:
             common = Counter(self._source.available_item_locations(LOCATION_SAMPLE)).most_common(1)
             if not common:
                 raise FolioperfError("no Available items in the tenant: nothing to check out (seed a dataset first)")
-            location = next((l for l in locations if l["id"] == common[0][0]), None)
+            location = next((loc for loc in locations if loc["id"] == common[0][0]), None)
         sp_id = location.get("primaryServicePoint") if location else None
         sp = next((s for s in self.service_points() if s["id"] == sp_id), None)
         if sp is None:

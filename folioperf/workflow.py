@@ -60,7 +60,7 @@ from dataclasses import dataclass, field
 from functools import cache, partial
 from pathlib import Path
 from types import MappingProxyType, SimpleNamespace
-from typing import Any, Callable, ContextManager, Mapping
+from typing import Any, Callable, ClassVar, ContextManager, Mapping
 
 from locust import SequentialTaskSet, TaskSet, task
 from locust.contrib.fasthttp import FastHttpUser
@@ -74,8 +74,8 @@ from folioperf.metrics import ERROR, SCRIPT, failure_message
 from folioperf.okapi import Okapi, Transaction
 from folioperf.outcome import EXIT_FAILURES
 from folioperf.pausing import pause
-from folioperf.rates import parse_rate
 from folioperf.pools import MODES, UserPools
+from folioperf.rates import parse_rate
 from folioperf.testdata import Draw, check_draw
 from folioperf.timers import Timers
 from folioperf.wording import did_you_mean
@@ -223,6 +223,7 @@ class FolioUser(FastHttpUser):
     abstract = True
     workflow: Workflow | None = None
     group: Any = None  # a scenario's group (folioperf.scenario.Group) these users run as
+    _chosen_by_option: ClassVar[bool]  # no workflow of its own: the run's --workflow (folioperf.folio_run)
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -250,6 +251,7 @@ class FolioUser(FastHttpUser):
         self.backoff = Backoff()  # its pause after iterations that failed (folioperf.backoff)
 
     def wait_time(self) -> float:
+        assert self.workflow is not None  # set on the class before any user starts (folioperf.folio_run)
         seconds = (self.workflow.pacing or 0) * self.think_time
         if seconds <= 0 or self.open_model.active:
             return 0  # no pacing, or the open model's schedule decides when the next iteration starts
@@ -284,6 +286,7 @@ class _FolioTasks:
         """`with self.transaction("Check-out"):` records the enclosed calls as one business transaction; its
         name must be one the workflow declares (`transactions=`)."""
         workflow = self.user.workflow
+        assert workflow is not None  # set on the class before any user starts (folioperf.folio_run)
         if name not in workflow.transactions:
             declared = ", ".join(map(repr, workflow.transactions)) or "none"
             raise UndeclaredTransaction(f"transaction {name!r} is not declared by workflow {workflow.name} "
@@ -368,6 +371,7 @@ class _FolioTasks:
         message = failure_message(raised(exc, module))
         if getattr(exc, "folioperf_transaction", None) is None:  # else the transaction it escaped reported it
             name = getattr(task, "__name__", type(task).__name__)
+            assert user.workflow is not None  # set on the class before any user starts (folioperf.folio_run)
             user.environment.events.request.fire(
                 request_type=ERROR, name=user.user_group.label(f"{user.workflow.name} {name}"), response_time=None,
                 response_length=0, exception=message, context={}, response=None, start_time=None, url=None,

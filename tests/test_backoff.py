@@ -3,7 +3,7 @@ starts over, and a process whose iterations all raise is told to stop."""
 
 from __future__ import annotations
 
-from folioperf.backoff import IterationWatch, Backoff, raised_kind
+from folioperf.backoff import Backoff, IterationWatch, raised_kind
 
 
 def test_the_same_bug_backs_off_further_and_another_starts_over_at_a_second():

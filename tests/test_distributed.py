@@ -19,8 +19,20 @@ import pytest
 import zmq
 
 from folioperf import results
-from tests.locust_process import (FIXTURES, REPO, SEEDS_FULL_CICO, SEEDS_FULL_HOLDS, WORKFLOWS, clean_env,
-                                  folioperf_command, free_port, results_in, served, start_run, wait_for)
+from tests.locust_process import (
+    FIXTURES,
+    REPO,
+    SEEDS_FULL_CICO,
+    SEEDS_FULL_HOLDS,
+    WORKFLOWS,
+    clean_env,
+    folioperf_command,
+    free_port,
+    results_in,
+    served,
+    start_run,
+    wait_for,
+)
 
 BROWSE = str(WORKFLOWS / "browse.py")
 SPAWN_MESSAGES = FIXTURES / "workers" / "spawn_messages.py"

@@ -14,7 +14,8 @@ from pathlib import Path
 # Run in a child process: Locust monkey-patches with gevent as it is imported, which the test process must not.
 INTERNALS = [
     ("locust.stats.bucket_response_time(ms) -> bucket key", "folioperf/folio_run.py replaces it (folioperf.metrics.locust_bucket)",
-     "callable(locust.stats.bucket_response_time) and list(inspect.signature(locust.stats.bucket_response_time).parameters) == ['response_time']"),
+     "callable(locust.stats.bucket_response_time)"
+     " and list(inspect.signature(locust.stats.bucket_response_time).parameters) == ['response_time']"),
     ("StatsCSVFileWriter.stats_writer and .close_files", "folioperf/locust_csv.py wraps both",
      "all(callable(getattr(locust.stats.StatsCSVFileWriter, a, None)) for a in ('stats_writer', 'close_files'))"),
     ("locust.argument_parser.default_args_dict()", "folioperf/plugin.py caches it",

@@ -25,8 +25,7 @@ from folioperf import results
 from folioperf.histogram import bucket_of
 from folioperf.metrics import PERCENTILES, Metrics
 from folioperf.prometheus import BOUND_RATIO, BOUNDS_US, histogram_buckets
-from tests.locust_process import (SEEDS_FULL_HOLDS, WORKFLOWS, clean_env, folioperf, folioperf_command, free_port,
-                                  results_in, wait_for)
+from tests.locust_process import SEEDS_FULL_HOLDS, WORKFLOWS, clean_env, folioperf, folioperf_command, free_port, results_in, wait_for
 
 FIXTURES = Path(__file__).parent / "fixtures" / "metrics"
 SYNTHETIC = FIXTURES / "synthetic_locustfile.py"

@@ -13,8 +13,18 @@ import psutil
 import pytest
 import requests
 
-from tests.locust_process import (WORKFLOWS, answered, clean_env, folioperf, folioperf_command, free_port,
-                                  only_results, served, start_run, wait_for)
+from tests.locust_process import (
+    WORKFLOWS,
+    answered,
+    clean_env,
+    folioperf,
+    folioperf_command,
+    free_port,
+    only_results,
+    served,
+    start_run,
+    wait_for,
+)
 
 BROWSE = str(WORKFLOWS / "browse.py")
 AUTH_CALLS = ("POST /authn/login-with-expiry", "POST /authn/login", "POST /authn/refresh")

@@ -8,10 +8,10 @@ import os
 import pty
 import select
 import signal
-import sys
-import time
 import subprocess
+import sys
 import threading
+import time
 import uuid
 
 import psutil
@@ -21,8 +21,18 @@ import pytest
 from folioperf import results
 from folioperf.db import database_name, ensure_database, with_database
 from folioperf.outcome import EXIT_INTERRUPTED
-from tests.locust_process import (SEEDS_FULL_CICO, WORKFLOWS, clean_env, folioperf, folioperf_command, free_port,
-                                  results_in, served, start_run, wait_for)
+from tests.locust_process import (
+    SEEDS_FULL_CICO,
+    WORKFLOWS,
+    clean_env,
+    folioperf,
+    folioperf_command,
+    free_port,
+    results_in,
+    served,
+    start_run,
+    wait_for,
+)
 
 BROWSE = str(WORKFLOWS / "browse.py")
 SEEDING = ("SELECT count(*) FROM pg_stat_activity WHERE datname = %s AND application_name = 'folioperf-seed' "

@@ -84,7 +84,7 @@ def test_the_built_in_sandbox_exiting_ends_the_run_and_says_so(run_dsn, tmp_path
         proc.kill()
     text = output.text()
     assert proc.returncode == EXIT_TARGET_DOWN, text
-    assert f"target down: the built-in sandbox at http://127.0.0.1:" in text and f"(pid {sandbox.pid}) exited" in text
+    assert "target down: the built-in sandbox at http://127.0.0.1:" in text and f"(pid {sandbox.pid}) exited" in text
     assert ended - killed < 20, "the run ends when its sandbox is gone, not at its duration"
     res = only_results(tmp_path / "out")
     assert res.run.flags.target_down and res.run.exit_code == EXIT_TARGET_DOWN

@@ -31,9 +31,10 @@ import time
 import uuid
 from datetime import datetime, timedelta, timezone
 
+from folioperf.workflows.master_plan import MASTER_HEADERS
+
 from folioperf import FolioTaskSet, FolioUser, TestData, Workflow, task
 from folioperf.jmeter import AS_WRITTEN
-from folioperf.workflows.master_plan import MASTER_HEADERS
 
 TRANSACTION = "BLS_TC: Blacklight simulation"  # line 46156
 EXPIRES = "2023-05-24T11:04:25.000+00:00"  # line 46391

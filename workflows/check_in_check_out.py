@@ -26,11 +26,12 @@ import random
 import uuid
 from datetime import datetime, timezone
 
+from folioperf.workflows.cico_pages import CHECK_IN, CHECK_OUT, NEWEST
+from folioperf.workflows.master_plan import MASTER_HEADERS
+
 from folioperf import FolioTaskSet, FolioUser, Option, TestData, Workflow, task
 from folioperf.errors import FolioperfError
 from folioperf.page import run
-from folioperf.workflows.cico_pages import CHECK_IN, CHECK_OUT, NEWEST
-from folioperf.workflows.master_plan import MASTER_HEADERS
 
 NOT_FOUND = "NOT_FOUND"  # what the plans' extractors leave in a variable the response did not have
 PLANS = ("stand-alone", "master")
@@ -139,8 +140,8 @@ def _service_point(response, ctx: dict) -> None:
 
 def draw(data: TestData) -> dict[str, list[dict]]:
     desk = data.checkin_service_point()
-    served = [l["id"] for l in data.locations()
-              if desk["id"] in (l.get("servicePointIds") or []) or l.get("primaryServicePoint") == desk["id"]]
+    served = [loc["id"] for loc in data.locations()
+              if desk["id"] in (loc.get("servicePointIds") or []) or loc.get("primaryServicePoint") == desk["id"]]
     return {
         "users": data.patrons("borrowing", open_loans=0),
         "available_items": data.items("Available", locations=sorted(served), no_open_requests=True),

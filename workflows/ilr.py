@@ -22,8 +22,9 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from folioperf import FolioTaskSet, FolioUser, TestData, Workflow, task
 from folioperf.workflows.master_plan import MASTER_HEADERS
+
+from folioperf import FolioTaskSet, FolioUser, TestData, Workflow, task
 
 GET_REQUESTER, GET_ITEM, CREATE = "ILR_TC: Get RequesterId", "ILR_TC: Get ItemId", "ILR_TC: Create ILR"
 NO_MATCH = "NO MATCH"  # the plan's JSON extractors' default value

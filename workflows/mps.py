@@ -18,9 +18,10 @@ holds dataset's Page requests).
 
 from __future__ import annotations
 
+from folioperf.workflows.master_plan import MASTER_HEADERS
+
 from folioperf import FolioTaskSet, FolioUser, Option, TestData, Workflow, task
 from folioperf.page import constant
-from folioperf.workflows.master_plan import MASTER_HEADERS
 
 POLLS = ("locations", "requests", "pick-slips")
 HOUR = constant("3600000")  # the Flow Control Action's duration, line 21775
@@ -44,9 +45,9 @@ class MonitorPickSlips(FolioTaskSet):
 def draw(data: TestData) -> dict[str, list[dict]]:
     locations = data.locations()
     if data.dataset is not None:  # the dataset's locations, when the tenant holds it
-        wanted = {l["id"] for l in data.dataset.used("locations")}
-        locations = [l for l in locations if l["id"] in wanted] or locations
-    primary = {l.get("primaryServicePoint") for l in locations}
+        wanted = {loc["id"] for loc in data.dataset.used("locations")}
+        locations = [loc for loc in locations if loc["id"] in wanted] or locations
+    primary = {loc.get("primaryServicePoint") for loc in locations}
     return {"service_points": sorted(({"id": s["id"], "name": s["name"]} for s in data.service_points()
                                       if s["id"] in primary), key=lambda s: s["id"])}
 

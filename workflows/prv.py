@@ -16,9 +16,10 @@ round-robin.
 
 from __future__ import annotations
 
+from folioperf.workflows.master_plan import MASTER_HEADERS, percent
+
 from folioperf import FolioTaskSet, FolioUser, Option, Records, Workflow, task
 from folioperf.jmeter import PercentController
-from folioperf.workflows.master_plan import MASTER_HEADERS, percent
 
 TRANSACTION = "PRV_TC: View Patron record Group"
 

@@ -16,8 +16,9 @@ browser headers, and a failed renewal ends the iteration there ("start next thre
 loans and the last listing are skipped).
 
 `--loans-per-user 10|50|100|200` picks the borrowers of one group of the renewals dataset (patrons with exactly
-that many open loans and no manual block on renewals), so one run reproduces one row of the report's table. PTF runs the loop back to back, without think time. Each virtual
-user holds its borrower for the iteration, so no two users renew the same loans at once.
+that many open loans and no manual block on renewals), so one run reproduces one row of the report's table.
+PTF runs the loop back to back, without think time. Each virtual user holds its borrower for the iteration, so
+no two users renew the same loans at once.
 
     locust -f workflows/renew.py --headless -u 2 -r 1 -t 30m --pools renewals-pools.json --loans-per-user 50
 """
@@ -25,12 +26,12 @@ user holds its borrower for the iteration, so no two users renew the same loans 
 from __future__ import annotations
 
 import uuid
-
 from contextlib import nullcontext
+
+from folioperf.workflows.master_plan import MASTER_HEADERS
 
 from folioperf import FolioTaskSet, FolioUser, Option, TestData, Workflow, task
 from folioperf.errors import CallFailed
-from folioperf.workflows.master_plan import MASTER_HEADERS
 
 GROUPS = (10, 50, 100, 200)
 PLANS = ("stand-alone", "master")

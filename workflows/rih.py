@@ -15,8 +15,9 @@ which sends the instance's HRID; the stand-alone plan sends the instance UUID as
 
 from __future__ import annotations
 
-from folioperf import FolioTaskSet, FolioUser, Records, Workflow, task
 from folioperf.workflows.master_plan import MASTER_HEADERS
+
+from folioperf import FolioTaskSet, FolioUser, Records, Workflow, task
 
 
 class RetrieveInstanceAndHoldings(FolioTaskSet):

@@ -32,9 +32,10 @@ from __future__ import annotations
 
 import random
 
+from folioperf.workflows.master_plan import MASTER_HEADERS
+
 from folioperf import FolioTaskSet, FolioUser, TestData, Workflow, task
 from folioperf.jmeter import Delay
-from folioperf.workflows.master_plan import MASTER_HEADERS
 
 GOTO, SEARCH, CLICK = "VAR_TC: GoTo Marc Authority", "VAR_TC: Search Marc Authority", "VAR_TC: Click Authorized Record"
 THINK = Delay("uniform", 1000, 2000)  # `${__Random(1000,3000,)}` ms (line 44900)

@@ -17,11 +17,12 @@ instances in turn, one an iteration, as the list was meant to be walked.
 
 from __future__ import annotations
 
+from folioperf.workflows.master_plan import MASTER_HEADERS
+
 from folioperf import FolioTaskSet, FolioUser, Workflow, task
 from folioperf.errors import FolioperfError
 from folioperf.jmeter import AS_WRITTEN
 from folioperf.page import uniform
-from folioperf.workflows.master_plan import MASTER_HEADERS
 
 TRANSACTION = "TC: VIH_View instance holdings details"
 UPDATED_SINCE = "2023-04-03"  # the plan's query, line 46738

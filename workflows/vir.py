@@ -15,9 +15,10 @@ their instances, handed out round-robin.
 
 from __future__ import annotations
 
+from folioperf.workflows.master_plan import MASTER_HEADERS, percent
+
 from folioperf import FolioTaskSet, FolioUser, Option, TestData, Workflow, task
 from folioperf.jmeter import PercentController
-from folioperf.workflows.master_plan import MASTER_HEADERS, percent
 
 TRANSACTION = "VIR_TC:  inventory record monitoring"
 

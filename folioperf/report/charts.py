@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from folioperf.report.document import Chart
 
@@ -37,7 +37,7 @@ def figure(chart: Chart) -> "Figure":
     keys: dict[str, str] = {}
     for series in chart.series:
         color = keys.setdefault(series.key or series.name, palette[len(keys) % len(palette)])
-        style = {"color": color, "linestyle": "--" if series.dashed else "-", "linewidth": 1.6, "label": series.name}
+        style: dict[str, Any] = {"color": color, "linestyle": "--" if series.dashed else "-", "linewidth": 1.6, "label": series.name}
         if chart.kind == "category":
             ax.plot(series.x, series.y, marker="o", **style)
         else:

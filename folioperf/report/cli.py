@@ -133,5 +133,6 @@ def _emit(doc, fmt: str, output: str | None) -> None:
     from folioperf.report import html, markdown
 
     text = (markdown if fmt == "markdown" else html).render(doc)
+    assert output is not None  # a file format: the output's name chose it (_format)
     write_file(Path(output), text)
     print(f"wrote {output}", file=sys.stderr)

@@ -27,8 +27,6 @@ from folioperf.errors import FolioperfError
 from folioperf.report.document import Cell, Chart, Document, Section, Series, Table
 from folioperf.report.formats import fmt_duration, fmt_run_length, fmt_time, unit_name
 from folioperf.report.modules import module_stats, traced_rows
-from folioperf.report.servers import TABLES as SERVER_TABLES
-from folioperf.report.servers import figures, fmt_value, metric_title, unit_of
 from folioperf.report.runs import (
     FEW_MARK,
     MIN_SAMPLES,
@@ -39,6 +37,8 @@ from folioperf.report.runs import (
     group_runs,
     kind_of,
 )
+from folioperf.report.servers import TABLES as SERVER_TABLES
+from folioperf.report.servers import figures, fmt_value, metric_title, unit_of
 from folioperf.report.tables import DEFAULT_SLOW_MS, FLAG_TEXT
 from folioperf.results import Results
 from folioperf.wording import plural
@@ -254,7 +254,8 @@ def _conditions(run: Results) -> dict[str, str]:
 
 def _side_label(runs: list[Results], default: str) -> str:
     tags = {r.run.tag for r in runs}
-    return tags.pop() if len(tags) == 1 and None not in tags else default
+    tag = tags.pop() if len(tags) == 1 else None
+    return default if tag is None else tag
 
 
 # -- bootstrap --------------------------------------------------------------------------------------
@@ -485,8 +486,7 @@ def slow_api_comparison(cmp: Comparison, unit: str, threshold_ms: float) -> Tabl
             b, n = pair.base.find("API", name), pair.new.find("API", name)
             cells += [fmt_time(b.percentiles["p75"] if b else None, unit),
                       fmt_time(n.percentiles["p75"] if n else None, unit)]
-            both = b and n
-            cells.append(Delta(b.percentiles["p75"], n.percentiles["p75"], margin=cmp.margin).cell() if both else "–")
+            cells.append(Delta(b.percentiles["p75"], n.percentiles["p75"], margin=cmp.margin).cell() if b and n else "–")
         table.add(*cells)
     if not names:
         table.notes.append(f"No API was slower than {threshold_ms:g} ms at the 75th percentile on either side.")

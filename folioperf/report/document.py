@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 _NUMERIC = re.compile(r"^(?:–|[+-]?[\d,]*\.?\d+(?:\s?(?:%|ms|s|MB|kB|GB|B|min|h))?(?:\s\[[^\]]*\])?(?:\s[≈~†])?)$")
@@ -69,7 +70,7 @@ class Table:
 @dataclass
 class Series:
     name: str
-    x: list[float]
+    x: Sequence[float]
     y: list[float]
     dashed: bool = False
     key: str = ""  # series with the same key share a colour (a transaction's average and 95th)

@@ -77,4 +77,4 @@ def group_header(group: Group) -> str:
 
 def is_longer(run: RunInfo) -> bool:
     """Whether the run took a second or more longer than its set duration (a set one only)."""
-    return bool(run.duration_s) and round(run.elapsed_s) > round(run.duration_s)
+    return bool(run.duration_s and round(run.elapsed_s) > round(run.duration_s))

@@ -84,10 +84,10 @@ def merge(entries: list[Entry]) -> Stat:
         for b in buckets:
             for key, n in b.items():
                 merged[key] = merged.get(key, 0) + n
-        low = round(min(e.min for e in timed) * 1000)
-        high = round(max(e.max for e in timed) * 1000)
+        low = round(min(e.min for e in timed if e.min is not None) * 1000)
+        high = round(max(e.max for e in timed if e.max is not None) * 1000)
         values = percentiles_us(merged, PERCENTILES, low, high)
-        percentiles = {m: round(v / 1000, 3) for m, v in zip(METRIC_NAMES, values)}
+        percentiles = {m: None if v is None else round(v / 1000, 3) for m, v in zip(METRIC_NAMES, values)}
         approximate = False
     else:
         percentiles = {m: _weighted([getattr(e, m) for e in timed], timed) for m in METRIC_NAMES}
@@ -95,10 +95,10 @@ def merge(entries: list[Entry]) -> Stat:
     return Stat(
         type=first.type, name=first.name, count=sum(e.count for e in entries),
         failures=sum(e.failures for e in entries),
-        avg=_weighted([e.avg for e in timed], timed),
+        avg=_weighted([e.avg for e in timed if e.avg is not None], timed),
         rps=sum(e.rps for e in entries) / len(entries),
         percentiles=percentiles, buckets=buckets if have_all else None,
-        run_values=[{"avg": e.avg, **{m: getattr(e, m) for m in METRIC_NAMES}} for e in timed],
+        run_values=[{"avg": e.avg, **{m: getattr(e, m) for m in METRIC_NAMES}} for e in timed if e.avg is not None],
         approximate=approximate,
     )
 

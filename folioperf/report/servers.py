@@ -179,7 +179,7 @@ def run_charts(run: Results, label: str) -> list[Chart]:
         subjects = server.subjects(metric)
         if metric.startswith("module_"):
             summaries = {s: server.summary(metric, s) for s in subjects}
-            subjects = sorted(subjects, key=lambda s: -(summaries[s].avg if summaries[s] else 0.0))[:CHART_SUBJECTS]
+            subjects = sorted(subjects, key=lambda s: -(x.avg if (x := summaries[s]) else 0.0))[:CHART_SUBJECTS]
         lines = []
         for subject in subjects:
             points = server.series(metric, subject)

@@ -5,6 +5,7 @@ per-window chart data and the database section."""
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping
 from datetime import datetime, timedelta
 
 from folioperf.metrics import WINDOW_S
@@ -23,19 +24,19 @@ from folioperf.report.formats import (
     unit_name,
 )
 from folioperf.report.modules import modules_section
-from folioperf.report.servers import servers_section
 from folioperf.report.runs import (
+    FEW_MARK,
+    MIN_SAMPLES,
     SCHEDULED,
     SCRIPT,
     TRANSACTION,
-    FEW_MARK,
-    MIN_SAMPLES,
     Group,
     Stat,
     flags_of,
     group_runs,
     kind_of,
 )
+from folioperf.report.servers import servers_section
 from folioperf.results import Results, RunInfo
 from folioperf.scenario import SEPARATOR
 from folioperf.wording import plural
@@ -434,9 +435,9 @@ def percentile_chart(groups: list[Group], unit: str) -> Chart | None:
     series = []
     for name in sorted({n for g in groups for n in g.names(TRANSACTION)}):
         stats = [g.stat(TRANSACTION, name) for g in groups]
-        series.append(Series(f"{name} 95th", xs, [_scaled(s and s.percentiles["p95"], scale) for s in stats],
+        series.append(Series(f"{name} 95th", xs, [_scaled(s.percentiles["p95"] if s else None, scale) for s in stats],
                              key=name))
-        series.append(Series(f"{name} average", xs, [_scaled(s and s.avg, scale) for s in stats],
+        series.append(Series(f"{name} average", xs, [_scaled(s.avg if s else None, scale) for s in stats],
                              dashed=True, key=name))
     if not series:
         return None
@@ -474,8 +475,7 @@ def _coarsen(windows: list, run: RunInfo) -> list[tuple[float, float, float, flo
 # -- database ---------------------------------------------------------------------------------------
 def database_section(groups: list[Group], unit: str) -> Section:
     section = Section("Database")
-    dbs = [(g, merge_db([r.db for r in g.runs if r.db])) for g in groups]
-    dbs = [(g, db) for g, db in dbs if db]
+    dbs = [(g, db) for g in groups if (db := merge_db([r.db for r in g.runs if r.db]))]
     if not dbs:
         section.paragraphs.append("No database observations: these runs were made without a database DSN.")
         section.tables.append(host_table(groups))
@@ -505,13 +505,13 @@ def database_section(groups: list[Group], unit: str) -> Section:
     return section
 
 
-def merge_db(dbs: list[dict]) -> dict | None:
+def merge_db(dbs: list[Mapping]) -> dict | None:
     """One group's database observations; repeated runs add up (statements, scans, growth) or average
     (connections)."""
     if not dbs:
         return None
     if len(dbs) == 1:
-        return dbs[0]
+        return dict(dbs[0])
     stmts: dict[str, list[float]] = defaultdict(lambda: [0, 0.0])
     for db in dbs:
         for q in db["statements"]["top"]:
@@ -520,7 +520,7 @@ def merge_db(dbs: list[dict]) -> dict | None:
     total = sum(db["statements"]["total_ms"] for db in dbs)
     top = sorted(({"query": q, "calls": int(c), "total_ms": t, "mean_ms": t / c if c else 0.0,
                    "percent": 100.0 * t / total if total else 0.0} for q, (c, t) in stmts.items()),
-                 key=lambda q: -q["total_ms"])
+                 key=lambda q: -float(q["total_ms"]))
     first = dbs[0]
     scans: dict[str, dict] = {}
     for db in dbs:

@@ -51,11 +51,11 @@ from folioperf.sandbox import (
     spring_collections,
     srs,
     storage,
+    trace,
     users,
     users_bl,
     users_settings,
 )
-from folioperf.sandbox import trace
 from folioperf.sandbox.counters import Counters
 from folioperf.sandbox.deployment import Deployment, deploy
 from folioperf.sandbox.latency import Profile
@@ -222,7 +222,7 @@ class Sandbox:
                     "ON CONFLICT (tenant, user_id) DO UPDATE SET generation = r.generation + 1 RETURNING generation"
                 ).format(t=sql.Identifier(schema.META_SCHEMA, "token_revocations")),
                 (tenant, user_id),
-            ).fetchone()[0]
+            ).fetchall()[0][0]
         self._generations[(tenant, user_id)] = value
         return value
 

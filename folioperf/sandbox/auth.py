@@ -181,6 +181,8 @@ def check_credentials(req: Request, username: str | None, user_id: str | None, p
     users = sql.Identifier(f"{tenant}_mod_users", "users")
     creds = sql.Identifier(f"{tenant}_mod_login", "auth_credentials")
     unaccent = sql.Identifier(f"{tenant}_mod_users")
+    where: sql.Composable
+    key: str | None
     if username:
         where = sql.SQL("lower({}.f_unaccent(u.jsonb->>'username')) = lower({}.f_unaccent(%s))").format(unaccent, unaccent)
         key = username
@@ -228,9 +230,11 @@ def _token_pair(req: Request, user_id: str, username: str) -> tuple[list[tuple[s
     access, access_exp = sb.tokens.access(req.tenant, user_id, username, sb.generation(req.tenant, user_id, fresh=True))
     refresh, token_id, refresh_exp = sb.tokens.refresh(req.tenant, user_id, username)
     store_refresh_token(req, token_id, user_id, refresh_exp)
+    same_site = sb.settings.same_site
+    assert same_site is not None  # Settings fills it in (Lax, or None on Eureka)
     headers = [
-        _cookie_header(ACCESS_COOKIE, access, sb.tokens.access_ttl, "/", sb.settings.same_site),
-        _cookie_header(REFRESH_COOKIE, refresh, sb.tokens.refresh_ttl, "/authn", sb.settings.same_site),
+        _cookie_header(ACCESS_COOKIE, access, sb.tokens.access_ttl, "/", same_site),
+        _cookie_header(REFRESH_COOKIE, refresh, sb.tokens.refresh_ttl, "/authn", same_site),
     ]
     body = {"accessTokenExpiration": iso(access_exp), "refreshTokenExpiration": iso(refresh_exp)}
     return headers, body
@@ -308,7 +312,7 @@ def logout_all(req: Request) -> Response:
     return resp
 
 
-def composite_user(req: Request, user_id: str) -> dict:
+def composite_user(req: Request, user_id: str | None) -> dict:
     """mod-users-bl's composite user (users_bl.py), with the request's `include` parameters."""
     with req.sandbox.pool.connection() as conn:
         return users_bl.composite_user(conn, req.tenant, user_id=user_id, include=users_bl.includes(req))

@@ -19,8 +19,8 @@ from psycopg import sql
 from folioperf.sandbox import lookups
 from folioperf.sandbox.schema import BY_NAME
 from folioperf.sandbox.storage import Collection, register_collection
-from folioperf.sandbox.web import UUID, HttpError, Request, Response, Router, error, json_response
 from folioperf.sandbox.trace import calls
+from folioperf.sandbox.web import UUID, HttpError, Request, Response, Router, error, json_response
 
 MANUAL_MESSAGES = {
     "borrowing": "Patron blocked from borrowing",
@@ -93,7 +93,7 @@ def _summary(conn: psycopg.Connection, tenant: str, user_id: str) -> dict:
         ).format(loan=LOAN.ident(tenant), user=lookups.field_eq(LOAN, tenant, "userId", "u"), open=lookups.is_open_loan(tenant),
                  accounts=ACCOUNTS.ident(tenant), account_user=lookups.field_eq(ACCOUNTS, tenant, "userId", "u")),
         {"u": user_id},
-    ).fetchone()
+    ).fetchall()[0]
     keys = ("openLoans", "lost", "overdue", "overdueRecalls", "recallOverdueDays", "balance")
     return dict(zip(keys, (float(v) for v in row)))
 

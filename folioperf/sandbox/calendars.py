@@ -63,7 +63,8 @@ def _many(req: Request, name: str) -> list[str]:
 
 def get_calendars(req: Request) -> Response:
     ids, points = _many(req, "id"), _many(req, "servicePointId")
-    clauses, params = [sql.SQL("TRUE")], []
+    clauses = [sql.SQL("TRUE")]
+    params: list[object] = []
     if ids:
         clauses.append(sql.SQL("id = ANY(%s::uuid[])"))
         params.append(ids)
@@ -82,7 +83,7 @@ def get_calendars(req: Request) -> Response:
         rows = conn.execute(sql.SQL("SELECT jsonb FROM {} WHERE {} ORDER BY jsonb->>'startDate', id LIMIT %s OFFSET %s").format(
             CALENDARS.ident(req.tenant), where), (*params, limit, offset)).fetchall()
         total = conn.execute(sql.SQL("SELECT count(*) FROM {} WHERE {}").format(CALENDARS.ident(req.tenant), where),
-                             params).fetchone()[0]
+                             params).fetchall()[0][0]
     return json_response({"calendars": [r[0] for r in rows], "totalRecords": total})
 
 

@@ -33,9 +33,9 @@ from folioperf.sandbox.policies import (
 )
 from folioperf.sandbox.schema import BY_NAME
 from folioperf.sandbox.storage import Collection, register_collection, view_page
+from folioperf.sandbox.trace import calls
 from folioperf.sandbox.validation import parse_date_time
 from folioperf.sandbox.web import TEXT, UUID, HttpError, Request, Response, Router, Unprocessable, error, json_response
-from folioperf.sandbox.trace import calls
 
 MODULE = "mod-circulation"
 PATRON_ACTION_SESSION = BY_NAME["patron_action_session"]
@@ -202,6 +202,7 @@ def _item_limit_error(conn: psycopg.Connection, tenant: str, user: dict, item: d
     if limit is None:
         return []
     kinds = rule.kinds() if rule is not None else set()
+    extra: sql.Composable
     extra, params = sql.SQL(""), {"u": user["id"], "p": policy["id"]}
     if "m" in kinds or "t" in kinds:
         extra = sql.SQL(" AND EXISTS (SELECT 1 FROM {item} i WHERE i.id = " + uuid_of("l.jsonb->>'itemId'") +
@@ -214,12 +215,13 @@ def _item_limit_error(conn: psycopg.Connection, tenant: str, user: dict, item: d
             loan=LOAN.ident(tenant), user=lookups.field_eq(LOAN, tenant, "userId", "u"), open=lookups.is_open_loan(tenant))
         + extra,
         params,
-    ).fetchone()[0]
+    ).fetchall()[0][0]
     if count < int(limit):
         return []
     has_g, has_m, has_t = "g" in kinds, "m" in kinds, "t" in kinds
     described = {
-        (True, True, True): ("for combination of patron group, material type and loan type", "ITEM_LIMIT_PATRON_GROUP_MATERIAL_TYPE_LOAN_TYPE"),
+        (True, True, True): ("for combination of patron group, material type and loan type",
+                             "ITEM_LIMIT_PATRON_GROUP_MATERIAL_TYPE_LOAN_TYPE"),
         (True, True, False): ("for combination of patron group and material type", "ITEM_LIMIT_PATRON_GROUP_MATERIAL_TYPE"),
         (True, False, True): ("for combination of patron group and loan type", "ITEM_LIMIT_PATRON_GROUP_LOAN_TYPE"),
         (False, True, True): ("for combination of material type and loan type", "ITEM_LIMIT_MATERIAL_TYPE_LOAN_TYPE"),
@@ -386,7 +388,8 @@ def check_in(req: Request) -> Response:
     with req.sandbox.pool.connection() as conn, conn.transaction():
         item = lookups.lock_item(conn, tenant, barcode=barcode)
         if item is None:
-            raise Unprocessable([error(f"No item with barcode {barcode} exists", "ITEM_BARCODE_NOT_FOUND", itemBarcode=barcode)], pretty=True)
+            raise Unprocessable([error(f"No item with barcode {barcode} exists", "ITEM_BARCODE_NOT_FOUND", itemBarcode=barcode)],
+                                pretty=True)
         previous = (item.get("status") or {}).get("name")
         if previous == "Claimed returned" and not body.get("claimedReturnedResolution"):
             raise Unprocessable([error("Item is claimed returned, a resolution is required to check in", itemBarcode=barcode)], pretty=True)
@@ -497,7 +500,8 @@ def _renew(req: Request, by_barcode: bool) -> Response:
         if by_barcode:
             item = lookups.lock_item(conn, tenant, barcode=item_key)
             if item is None:
-                raise Unprocessable([error(f"No item with barcode {item_key} exists", "ITEM_BARCODE_NOT_FOUND", itemBarcode=item_key)], pretty=True)
+                raise Unprocessable([error(f"No item with barcode {item_key} exists", "ITEM_BARCODE_NOT_FOUND",
+                                           itemBarcode=item_key)], pretty=True)
         else:
             item = lookups.lock_item(conn, tenant, item_id=item_key) if UUID.match(item_key or "") else None
             if item is None:

@@ -8,6 +8,7 @@ only its own row, so no locks are needed, and any process can sum every row to a
 from __future__ import annotations
 
 import mmap
+from collections.abc import Sequence
 
 STATUS_CLASSES = ("total", "2xx", "3xx", "4xx", "5xx")
 EVENTS = (
@@ -25,7 +26,7 @@ class Counters:
     """Per route (`GET /users/{id}`), per path template's CORS preflight (`OPTIONS /users/{id}`), and the
     requests no route serves; by status class."""
 
-    def __init__(self, route_names: list[str], processes: int, preflights: list[str] = ()) -> None:
+    def __init__(self, route_names: list[str], processes: int, preflights: Sequence[str] = ()) -> None:
         self._preflight_index = {template: len(route_names) + i for i, template in enumerate(preflights)}
         self.names = list(route_names) + [f"OPTIONS {t}" for t in preflights] + [UNMATCHED]
         self._route_slots = len(self.names) * len(STATUS_CLASSES)

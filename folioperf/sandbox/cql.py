@@ -176,7 +176,7 @@ class _Parser:
         if self.peek() is not None and self.keyword(self.peek()) != "sortby":
             node = self.query(None)
         tok = self.peek()
-        if self.keyword(tok) == "sortby":
+        if tok is not None and self.keyword(tok) == "sortby":
             self.i += 1
             return node, self.sort_keys(tok)
         if tok is not None:
@@ -230,7 +230,7 @@ class _Parser:
             return Clause(ctx[0], ctx[1], tok.text)
         index = self.index_name(tok)
         term = self.peek()
-        if _is(term, "(") and self.grouped_terms:
+        if term is not None and _is(term, "(") and self.grouped_terms:
             self.i += 1  # `index rel (a or b)`: the terms inside inherit index and relation
             node = self.query((index, relation))
             self.close(term)

@@ -42,9 +42,7 @@ from folioperf.sandbox.lookups import field_eq, user_by_id
 from folioperf.sandbox.schema import BY_NAME
 from folioperf.sandbox.storage import select_page, view_page
 from folioperf.sandbox.trace import calls
-from folioperf.sandbox.web import (
-    JSON, TEXT, UUID, HttpError, Request, Response, Router, json_response, no_content, raw_json
-)
+from folioperf.sandbox.web import JSON, TEXT, UUID, HttpError, Request, Response, Router, json_response, no_content, raw_json
 
 ITEM, INSTANCE = BY_NAME["item"], BY_NAME["instance"]
 _OPTIONAL_TEXT = ("hrid", "inTransitDestinationServicePointId", "holdingsRecordId", "barcode", "itemLevelCallNumber",
@@ -251,7 +249,7 @@ def _circulation_notes(body: dict, old: dict, user: dict | None) -> list[dict]:
 
 def stored_item(body: dict, old: dict, user: dict | None) -> dict:
     """The item-storage record mod-inventory sends for a PUT body (ItemUtil.jsonToItem, toStoredItemRepresentation)."""
-    status = body.get("status") if isinstance(body.get("status"), dict) else {}
+    status = found if isinstance(found := body.get("status"), dict) else {}
     out: dict = {"id": _text(body.get("id")) or str(uuid.uuid4()), "_version": _text(body.get("_version")),
                  "status": {k: status[k] for k in ("name", "date") if status.get(k) is not None}}
     check_in = body.get("lastCheckIn")
@@ -282,7 +280,7 @@ def _stored_item(conn: psycopg.Connection, tenant: str, item_id: str) -> dict | 
 def _barcode_taken(conn: psycopg.Connection, tenant: str, barcode: str, item_id: str) -> bool:
     where = field_eq(ITEM, tenant, "barcode", "barcode")
     return conn.execute(sql.SQL("SELECT EXISTS (SELECT 1 FROM {} WHERE {} AND id <> %(id)s::uuid)").format(
-        ITEM.ident(tenant), where), {"barcode": barcode, "id": item_id}).fetchone()[0]
+        ITEM.ident(tenant), where), {"barcode": barcode, "id": item_id}).fetchall()[0][0]
 
 
 @calls("PUT", "mod-inventory-storage", "/item-storage/items")

@@ -37,7 +37,7 @@ def next_hrid(conn: psycopg.Connection, tenant: str, table: str) -> str:
     row = conn.execute(
         sql.SQL("SELECT (SELECT jsonb FROM {} LIMIT 1), nextval(%s)").format(sql.Identifier(schema, "hrid_settings")),
         (f'"{schema}".{HRID_SEQUENCES[table]}',),
-    ).fetchone()
+    ).fetchall()[0]
     settings, number = row[0] or {}, row[1]
     prefix = (settings.get(_HRID_SETTINGS[table]) or {}).get("prefix") or ""
     return f"{prefix}{number:011d}" if settings.get("commonRetainLeadingZeroes", True) else f"{prefix}{number}"

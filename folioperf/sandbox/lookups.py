@@ -113,6 +113,8 @@ def is_open_loan(tenant: str) -> sql.SQL:
 @calls("GET", "mod-inventory-storage", "/item-storage/items..")
 def lock_item(conn: psycopg.Connection, tenant: str, *, barcode: str | None = None, item_id: str | None = None) -> dict | None:
     """The item row, locked for this transaction (every circulation change to an item serialises here)."""
+    where: sql.Composable
+    value: str | None
     if barcode is not None:
         where = field_eq(ITEM, tenant, "barcode", "v")
         value = barcode

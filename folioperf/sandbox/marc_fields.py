@@ -147,14 +147,14 @@ _007: dict[str, tuple[str, int, tuple[Item, ...]]] = {
 _007_UNKNOWN = ("Unknown", 1, (_CAT, Item("Value", 0, 0)))
 
 # Constants.AUTHORITY_CONTROL_FIELD_ITEMS and HOLDINGS_CONTROL_FIELD_ITEMS (0-based positions of the 008)
-AUTHORITY_008 = (
+AUTHORITY_008: tuple[Item, ...] = (
     Item("Date Ent", 0, 6), Item("Geo Subd", 6, 1), Item("Roman", 7, 1), Item("Lang", 8, 1), Item("Kind rec", 9, 1),
     Item("Cat Rules", 10, 1), Item("SH Sys", 11, 1), Item("Series", 12, 1), Item("Numb Series", 13, 1),
     Item("Main use", 14, 1), Item("Subj use", 15, 1), Item("Series use", 16, 1), Item("Type Subd", 17, 1),
     Item("Undef_18", 18, 10), Item("Govt Ag", 28, 1), Item("RefEval", 29, 1), Item("Undef_30", 30, 1),
     Item("RecUpd", 31, 1), Item("Pers Name", 32, 1), Item("Level Est", 33, 1), Item("Undef_34", 34, 4),
     Item("Mod Rec Est", 38, 1), Item("Source", 39, 1))
-HOLDINGS_008 = (
+HOLDINGS_008: tuple[Item, ...] = (
     Item("AcqStatus", 6, 1), Item("AcqMethod", 7, 1), Item("AcqEndDate", 8, 4), Item("Compl", 16, 1),
     Item("Copies", 17, 3), Item("Date Ent", 0, 6), Item("Gen ret", 12, 1), Item("Lang", 22, 3), Item("Lend", 20, 1),
     Item("Repro", 21, 1), Item("Rept date", 26, 6), Item("Sep/comp", 25, 1), Item("Spec ret", 13, 3, True))
@@ -325,7 +325,7 @@ def _control_data(item: dict, marc_format: str) -> str:
 def to_record(leader: str, fields: list[dict], marc_format: str, strict: bool = True) -> dict:
     """Parsed MARC JSON of an edited record: `strict` refuses a subfield token shorter than `$a` and one letter
     (MarcFieldsHardConverter), as the edit's final conversion does."""
-    out = []
+    out: list[dict] = []
     for item in fields:
         tag = item["tag"]
         if CONTROL_TAG.match(tag):

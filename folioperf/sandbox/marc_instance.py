@@ -108,7 +108,7 @@ def mapped_fields(content: dict, vocabulary: Vocabulary) -> dict:
         if tag == "245" and "title" not in out:
             out["title"] = " ".join(_subfields(field, "anpbcfghks"))
             index = " ".join(_subfields(field, "anpb"))
-            skip = int(field.get("ind2")) if str(field.get("ind2") or "").isdigit() else 0
+            skip = int(ind2) if (ind2 := str(field.get("ind2") or "")).isdigit() else 0
             if 0 < skip < len(index):
                 index = index.replace(index[:skip], "")  # StringUtils.remove: every occurrence of the prefix
             out["indexTitle"] = index[:1].upper() + index[1:]

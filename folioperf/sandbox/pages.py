@@ -45,7 +45,7 @@ def note_links(req: Request) -> Response:
         "ORDER BY lower(jsonb->>'title') {order} LIMIT %(limit)s OFFSET %(offset)s) page"
     ).format(note=NOTE.ident(req.tenant), condition=condition, order=sql.SQL(order.upper()))
     with req.sandbox.pool.connection() as conn:
-        notes, total = conn.execute(stmt, params).fetchone()
+        notes, total = conn.execute(stmt, params).fetchall()[0]
     return raw_json(f'{{"notes":{notes},"totalRecords":{total}}}')
 
 

@@ -25,6 +25,7 @@ from folioperf.sandbox.schema import BY_NAME
 from folioperf.sandbox.storage import Collection, register_collection
 from folioperf.sandbox.web import UUID, HttpError, Request, Response, Router, error, json_response, no_content
 
+
 class PolicyError(Exception):
     """A due date the policy cannot give; `entry` is the FOLIO error entry."""
 
@@ -55,7 +56,7 @@ def add_period(start: datetime, period: dict | None) -> datetime:
     return end.replace(hour=23, minute=59, second=59, microsecond=0)
 
 
-def policy_error(policy: dict, message: str, **extra: str) -> dict:
+def policy_error(policy: dict, message: str, **extra: str | None) -> dict:
     """A renewal/loan-policy error: FOLIO adds loanPolicyId and loanPolicyName to its parameters."""
     return error(message, **extra, loanPolicyId=policy.get("id"), loanPolicyName=policy.get("name"))
 
@@ -179,7 +180,8 @@ def _put_rules(req: Request) -> Response:
             if row is None:
                 insert_row(conn, rules, req.tenant, {"rulesAsText": text})
             else:
-                conn.execute(sql.SQL("UPDATE {} SET jsonb = jsonb || %s WHERE id = %s").format(table), (Jsonb({"rulesAsText": text}), row[0]))
+                conn.execute(sql.SQL("UPDATE {} SET jsonb = jsonb || %s WHERE id = %s").format(table),
+                             (Jsonb({"rulesAsText": text}), row[0]))
     req.sandbox.references.invalidate(req.tenant)
     return no_content()
 

@@ -111,7 +111,7 @@ def start_sandbox(dsn: str, tenants: tuple[str, ...] = (DEFAULT_TENANT,), proces
             raise FolioperfError(f"sandbox did not start within {START_TIMEOUT:.0f} s") from None
         if line is None:
             log = open(log_path).read() if log_path else ""
-            said = [l.removeprefix(ERROR_PREFIX) for l in log.splitlines() if l.startswith(ERROR_PREFIX)]
+            said = [line.removeprefix(ERROR_PREFIX) for line in log.splitlines() if line.startswith(ERROR_PREFIX)]
             if said:  # the sandbox's own one-line reason (PostgreSQL unreachable, a bad option, ...)
                 raise FolioperfError(f"the sandbox did not start: {said[-1]}")
             raise FolioperfError(f"sandbox exited with {proc.wait()} before it was ready\n{log[-2000:]}")

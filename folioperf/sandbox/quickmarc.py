@@ -46,9 +46,7 @@ from folioperf.sandbox.marc_fields import AUTHORITY, BIBLIOGRAPHIC, HOLDINGS, Qu
 from folioperf.sandbox.marc_instance import Vocabulary, mapped_fields
 from folioperf.sandbox.schema import BY_NAME
 from folioperf.sandbox.trace import calls
-from folioperf.sandbox.web import (
-    JSON, MAX_JSON_DEPTH, UUID, HttpError, Request, Response, Router, dumps, json_response, nesting_depth
-)
+from folioperf.sandbox.web import JSON, MAX_JSON_DEPTH, UUID, HttpError, Request, Response, Router, dumps, json_response, nesting_depth
 
 MODULE = "mod-quick-marc"
 SCHEMA = "mod-quick-marc/quickMarcEdit"

@@ -122,7 +122,7 @@ def signing_key(conn: psycopg.Connection) -> str:
         sql.SQL("INSERT INTO {} (key, value) VALUES ('jwt.signing.key', %s) ON CONFLICT DO NOTHING").format(table),
         (secrets.token_hex(32),),
     )
-    return conn.execute(sql.SQL("SELECT value FROM {} WHERE key = 'jwt.signing.key'").format(table)).fetchone()[0]
+    return conn.execute(sql.SQL("SELECT value FROM {} WHERE key = 'jwt.signing.key'").format(table)).fetchall()[0][0]
 
 
 def init_database(dsn: str, tenants: list[str], admin_user: str, admin_password: str,

@@ -29,8 +29,8 @@ from folioperf.sandbox import blocks, lookups
 from folioperf.sandbox.lookups import REQUEST, iso, now, parse_date, update_item, update_loan
 from folioperf.sandbox.policies import add_period, recall_due_date
 from folioperf.sandbox.storage import Collection, register_collection, view_page
-from folioperf.sandbox.web import UUID, HttpError, Request, Response, Router, Unprocessable, error, json_response, no_content
 from folioperf.sandbox.trace import calls
+from folioperf.sandbox.web import UUID, HttpError, Request, Response, Router, Unprocessable, error, json_response, no_content
 
 MODULE = "mod-circulation"
 TYPES = ("Hold", "Recall", "Page")
@@ -188,7 +188,7 @@ def item_context(conn: psycopg.Connection, tenant: str, item: dict) -> ItemConte
                  mtype=sql.Identifier(inv, "material_type")),
         {"item_id": item["id"], "h": item.get("holdingsRecordId"), "mt": item.get("materialTypeId"),
          "call": item.get("itemLevelCallNumber")},
-    ).fetchone()
+    ).fetchall()[0]
     title, material, instance_id, identifiers, call_number, contributors, loan, requests = row
     facts = {"title": title, "materialType": material, "instanceId": instance_id, "identifiers": identifiers or [],
              "callNumber": call_number, "contributorNames": contributors or []}
@@ -308,6 +308,7 @@ def create_item_request(conn: psycopg.Connection, references: lookups.References
     ref = references.get(conn, tenant, need=("locations", lookups.item_location_id(item) or ""))
     ctx = item_context(conn, tenant, item)
     requester = _requester(conn, tenant, draft.requester_id)
+    assert isinstance(request_type, str)  # one of TYPES: checked above
     errors = _validate(conn, tenant, ref, draft, ctx, requester, request_type)
     if errors:
         raise Unprocessable(errors, pretty=True)
@@ -458,7 +459,7 @@ def _put_request(req: Request) -> Response:
             raise HttpError(404, f'Request record with ID "{request_id}" cannot be found')
         stored = row[0]
         item = lookups.lock_item(conn, tenant, item_id=stored["itemId"]) if UUID.match(stored.get("itemId") or "") else None
-        stored = conn.execute(sql.SQL("SELECT jsonb FROM {} WHERE id = %s").format(REQUEST.ident(tenant)), (request_id,)).fetchone()[0]
+        stored = conn.execute(sql.SQL("SELECT jsonb FROM {} WHERE id = %s").format(REQUEST.ident(tenant)), (request_id,)).fetchall()[0][0]
         status = body.get("status", stored.get("status"))
         if status in CLOSED and stored.get("status") in CLOSED:
             raise Unprocessable([error("The request has already been closed", "REQUEST_ALREADY_CLOSED", id=request_id)], pretty=True)

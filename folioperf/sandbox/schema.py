@@ -16,8 +16,7 @@ from psycopg import sql
 from psycopg.types.json import Jsonb
 
 from folioperf import folio_layout
-from folioperf.folio_layout import (AUTHTOKEN, ENTITIES_LINKS, INVENTORY, NOTES, SRS, USERS, Index, Table, index_expression,
-                                    json_path)
+from folioperf.folio_layout import AUTHTOKEN, ENTITIES_LINKS, INVENTORY, NOTES, SRS, USERS, Index, Table, index_expression, json_path
 from folioperf.sandbox import search_index
 
 META_SCHEMA = "folioperf_sandbox"  # the sandbox's own bookkeeping: tenants, signing key, token revocations
@@ -128,7 +127,7 @@ def _table_ddl(table: Table, tenant: str) -> list[sql.Composable]:
     schema = sql.Identifier(table.schema(tenant))
     ident = table.ident(tenant)
     name = table.name
-    cols = [sql.SQL("id uuid PRIMARY KEY"), sql.SQL("jsonb jsonb NOT NULL")]
+    cols: list[sql.Composable] = [sql.SQL("id uuid PRIMARY KEY"), sql.SQL("jsonb jsonb NOT NULL")]
     if table.metadata:
         cols += [sql.SQL("creation_date timestamp"), sql.SQL("created_by text")]
     cols += [sql.SQL(c) for c in table.extra_columns]
@@ -277,14 +276,14 @@ def install_extensions(conn: psycopg.Connection) -> str | None:
         conn.execute(sql.SQL("CREATE EXTENSION IF NOT EXISTS {} SCHEMA public").format(sql.Identifier(ext)))
     note = None
     installed = conn.execute("SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'pg_stat_statements')")
-    if not installed.fetchone()[0]:
+    if not installed.fetchall()[0][0]:
         user, db, superuser = conn.execute(
-            "SELECT current_user, current_database(), current_setting('is_superuser') = 'on'").fetchone()
+            "SELECT current_user, current_database(), current_setting('is_superuser') = 'on'").fetchall()[0]
         if not superuser:
             note = (f"role {user} is no superuser, so pg_stat_statements was not created: runs work, but their "
                     f"reports will lack the database's top statements until a superuser runs CREATE EXTENSION "
                     f"pg_stat_statements; in database {db}")
-        elif "pg_stat_statements" in conn.execute("SHOW shared_preload_libraries").fetchone()[0]:
+        elif "pg_stat_statements" in conn.execute("SHOW shared_preload_libraries").fetchall()[0][0]:
             conn.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements SCHEMA public")
     conn.execute(
         sql.SQL(
@@ -320,7 +319,7 @@ def install_tenant(conn: psycopg.Connection, tenant: str, versions: Mapping[str,
     if installed and installed[0] == digest:
         return
     for stmt in ddl:
-        conn.execute(stmt)
+        conn.execute(stmt)  # type: ignore[call-overload]  # psycopg runs any sql.Composable; its hints name SQL and Composed
     for module in MODULES:
         name = module.replace("_", "-")
         installed_as = f"{name}-{versions[name]}" if versions and name in versions else module

@@ -265,7 +265,7 @@ def _count_and_page(conn: psycopg.Connection, count: str, page: str, params: dic
             return rows[0][0], [row[1:] for row in rows]
         if offset == 0:
             return 0, []
-    return conn.execute(count, params).fetchone()[0], []
+    return conn.execute(count, params).fetchall()[0][0], []
 
 
 def facets(req: Request) -> Response:

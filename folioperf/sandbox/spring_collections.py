@@ -85,7 +85,7 @@ def _collection(c: CqlCollection) -> Callable[[Request], Response]:
             rows = conn.execute(sql.SQL("{} WHERE {}{} LIMIT %s OFFSET %s").format(c.select(req.tenant), q.where, order),
                                 (*q.params, limit, offset)).fetchall()
             total = conn.execute(sql.SQL("SELECT count(*) FROM {} WHERE {}").format(table.ident(req.tenant), q.where),
-                                 q.params).fetchone()[0]
+                                 q.params).fetchall()[0][0]
         return raw_json(f'{{"{c.key}":[{",".join(r[0] for r in rows)}],"totalRecords":{total}}}')
 
     return handler
@@ -124,7 +124,8 @@ def _mapping(record: dict) -> dict:
 
 def get_mappings(req: Request) -> Response:
     offset, limit = _paging(req, "getMappings", 10, 0)
-    where, params = [sql.SQL("TRUE")], []
+    where: list[sql.Composable] = [sql.SQL("TRUE")]
+    params = []
     for arg, field in (("finalLocationId", "folioLocationId"), ("remoteStorageConfigurationId", "configurationId")):
         value = req.arg(arg)
         if value:
@@ -135,7 +136,7 @@ def get_mappings(req: Request) -> Response:
     with req.sandbox.pool.connection() as conn:
         rows = conn.execute(sql.SQL("SELECT jsonb FROM {} WHERE {} LIMIT %s OFFSET %s").format(table, condition),
                             (*params, limit, offset)).fetchall() if limit else []
-        total = conn.execute(sql.SQL("SELECT count(*) FROM {} WHERE {}").format(table, condition), params).fetchone()[0]
+        total = conn.execute(sql.SQL("SELECT count(*) FROM {} WHERE {}").format(table, condition), params).fetchall()[0][0]
     return Response(200, dumps({"mappings": [_mapping(r[0]) for r in rows], "totalRecords": total}), JSON)
 
 

@@ -104,7 +104,7 @@ def source_records(req: Request) -> Response:
         "FROM page r LEFT JOIN {raw} raw ON raw.id = r.id LEFT JOIN {marc} marc ON marc.id = r.id"
     ).format(where=where, **_tables(req.tenant))
     with req.sandbox.pool.connection() as conn:
-        records, total = conn.execute(stmt, (*params, limit, offset, *params)).fetchone()
+        records, total = conn.execute(stmt, (*params, limit, offset, *params)).fetchall()[0]
     return raw_json(f'{{"sourceRecords":{records},"totalRecords":{total}}}')
 
 

@@ -103,7 +103,7 @@ def total_records(conn: psycopg.Connection, table: Table, tenant: str, q: cql.Qu
         return offset + returned
     if limit == 0 or not filtered:
         estimate = conn.execute(sql.SQL("SELECT count(*) FROM {t} WHERE {w}").format(t=table.ident(tenant), w=q.where),
-                                q.params).fetchone()[0]
+                                q.params).fetchall()[0][0]
     else:
         estimate = _count_estimate(conn, table, tenant, q)
     if limit == 0:
@@ -119,12 +119,12 @@ def _count_estimate(conn: psycopg.Connection, table: Table, tenant: str, q: cql.
     estimate."""
     plan = conn.execute(
         sql.SQL("EXPLAIN (FORMAT JSON) SELECT jsonb FROM {t} WHERE {w}").format(t=table.ident(tenant), w=q.where), q.params
-    ).fetchone()[0]
+    ).fetchall()[0][0]
     estimated = int(plan[0]["Plan"]["Plan Rows"])
     if estimated > 4 * EXACT_COUNT:
         return estimated
     capped = sql.SQL("SELECT count(*) FROM (SELECT 1 FROM {t} WHERE {w} LIMIT %s) s").format(t=table.ident(tenant), w=q.where)
-    counted = conn.execute(capped, (*q.params, EXACT_COUNT)).fetchone()[0]
+    counted = conn.execute(capped, (*q.params, EXACT_COUNT)).fetchall()[0][0]
     if counted < EXACT_COUNT:
         return counted
     return max(EXACT_COUNT, estimated)
@@ -191,7 +191,7 @@ def insert_record(conn: psycopg.Connection, table: Table, tenant: str, record: d
             row = conn.execute(
                 sql.SQL("INSERT INTO {} (id, jsonb) VALUES (%s, %s) RETURNING jsonb").format(table.ident(tenant)),
                 (record_id, Jsonb(record)),
-            ).fetchone()
+            ).fetchall()[0]
     except psycopg.errors.UniqueViolation as exc:
         raise (unique(exc) if unique else _violation(table, exc)) from None
     except psycopg.errors.ForeignKeyViolation as exc:
@@ -298,7 +298,7 @@ def _item_post(c: Collection) -> Callable[[Request], Response]:
     table = BY_NAME[c.table]
 
     def handler(req: Request) -> Response:
-        record = validation.validate(c.schema_name, req.json())
+        record = validation.validate(c.schema_name or "", req.json())  # a writable collection's: never None
         with req.sandbox.pool.connection() as conn:
             if c.prepare:
                 c.prepare(req, conn, record, None)
@@ -313,7 +313,7 @@ def replace(req: Request, c: Collection, record_id: str, body: dict) -> None:
     values (`prepare`), then the update with RMB's 404, 409 (optimistic locking) and 422."""
     if not UUID.match(record_id):
         raise HttpError(404, "Not found")
-    record = validation.validate(c.schema_name, body)
+    record = validation.validate(c.schema_name or "", body)  # a writable collection's: never None
     table = BY_NAME[c.table]
     with req.sandbox.pool.connection() as conn, conn.transaction():
         stored = get_record(conn, table, req.tenant, record_id, lock=True)

@@ -87,7 +87,7 @@ def _check_references(conn: psycopg.Connection, tenant: str, user: dict, put: bo
     types = {a.get("addressTypeId") for a in (user.get("personal") or {}).get("addresses") or ()}
     if types:
         known = conn.execute(sql.SQL("SELECT count(*) FROM {} WHERE id = ANY(%s::uuid[])").format(ADDRESS_TYPES.ident(tenant)),
-                             ([t for t in types if t and UUID.match(t)],)).fetchone()[0]
+                             ([t for t in types if t and UUID.match(t)],)).fetchall()[0][0]
         if known != len(types):
             raise HttpError(400, "All addresses types defined for users must be existing" if put
                             else "You cannot add addresses with non-existent address types")

@@ -47,7 +47,7 @@ def includes(req: Request) -> tuple[str, ...]:
     return found or DEFAULT_INCLUDES
 
 
-def _one(conn: psycopg.Connection, query: sql.Composable, params: tuple) -> dict | None:
+def _one(conn: psycopg.Connection, query: sql.Composed, params: tuple) -> dict | None:
     row = conn.execute(query, params).fetchone()
     return json.loads(row[0]) if row and isinstance(row[0], str) else (row[0] if row else None)
 
@@ -55,6 +55,8 @@ def _one(conn: psycopg.Connection, query: sql.Composable, params: tuple) -> dict
 def composite_user(conn: psycopg.Connection, tenant: str, *, user_id: str | None = None, username: str | None = None,
                    include: tuple[str, ...] = DEFAULT_INCLUDES) -> dict:
     """The composite user by id or by username; 404 when there is no such user."""
+    where: sql.Composable
+    value: str | None
     if username is not None:
         where, value = sql.SQL("lower({}.f_unaccent(jsonb->>'username')) = lower({}.f_unaccent(%s))").format(
             sql.Identifier(USERS.schema(tenant)), sql.Identifier(USERS.schema(tenant))), username
@@ -110,7 +112,7 @@ def _counter(module: str, path: str, table: Table, template: str):
     def count(conn: psycopg.Connection, translator: cql.Translator, tenant: str, user_id: str) -> int:
         q = translator.translate(template.format(u=_cql_string(user_id)), table, tenant)
         return conn.execute(sql.SQL("SELECT count(*) FROM {} WHERE {}").format(table.ident(tenant), q.where),
-                            q.params).fetchone()[0]
+                            q.params).fetchall()[0][0]
 
     return count
 

@@ -147,7 +147,8 @@ class Request:
         except ValueError:
             raise HttpError(400, f"'{name}' parameter is incorrect. parameter value {{{raw}}} is not valid: must be an integer") from None
         if value < 0 or value > maximum:
-            raise HttpError(400, f"'{name}' parameter is incorrect. parameter value {{{raw}}} is not valid: must be between 0 and {maximum}")
+            raise HttpError(400, f"'{name}' parameter is incorrect. "
+                                 f"parameter value {{{raw}}} is not valid: must be between 0 and {maximum}")
         return value
 
     def uuid_param(self, name: str) -> str:

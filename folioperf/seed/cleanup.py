@@ -35,7 +35,7 @@ RECORDS = {
 
 def _text_path(path: str) -> sql.Composable:
     parts = path.split(".")
-    expr = sql.SQL("jsonb")
+    expr: sql.Composable = sql.SQL("jsonb")
     for i, part in enumerate(parts):
         expr = sql.SQL("{}{}{}").format(expr, sql.SQL("->>" if i == len(parts) - 1 else "->"), sql.Literal(part))
     return expr
@@ -69,6 +69,7 @@ def delete_dataset(conn: psycopg.Connection, layout: Layout, ds: Dataset) -> dic
         if info is None:
             continue
         ids = ds.ids.of(kind)
+        where: sql.Composable
         if key == "records_lb":
             where = sql.SQL("matched_id BETWEEN %s AND %s")
         elif key in _SRS_CHILDREN and records is not None:

@@ -22,21 +22,21 @@ import json
 import os
 import tempfile
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date, datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, NamedTuple
+from typing import Any, Callable, NamedTuple, cast
 
 import psycopg
 from psycopg import sql
 
 from folioperf.errors import FolioperfError, raised
 from folioperf.pools import check_declared, split
+from folioperf.seed import marker
 from folioperf.seed.dataset import Dataset
 from folioperf.seed.ids import Identities, IdRange
-from folioperf.seed import marker
 from folioperf.seed.layout import Layout
 from folioperf.testdata import Records, Source, TestData
 
@@ -68,6 +68,11 @@ def _today() -> str:
 
 
 # -- the database ------------------------------------------------------------------------------------
+def _fields(query: Records) -> Mapping[str, str]:
+    """A query's fields, entry key -> JSON path (Records makes any sequence of paths such a mapping)."""
+    return cast(Mapping[str, str], query.fields)
+
+
 class DatabaseSource:
     name = "database"
 
@@ -78,7 +83,7 @@ class DatabaseSource:
     def t(self, key: str) -> sql.Identifier:
         return self.layout[key].ident
 
-    def _rows(self, query: sql.Composable, params: list, limit: int, hash_joins: bool = False) -> list[tuple]:
+    def _rows(self, query: sql.Composed, params: list, limit: int, hash_joins: bool = False) -> list[tuple]:
         if limit:
             query = sql.SQL("{} LIMIT %s").format(query)
             params = [*params, limit]
@@ -92,7 +97,7 @@ class DatabaseSource:
         self.conn.execute("SET LOCAL enable_nestloop TO DEFAULT")  # the server's or role's own setting again
         return rows
 
-    def _tables(self, text: str) -> sql.Composable:
+    def _tables(self, text: str) -> sql.Composed:
         """SQL written by a workflow, its `{table}` names resolved to the tenant's tables."""
         try:
             return sql.SQL(text).format(**{key: info.ident for key, info in self.layout.tables.items()})
@@ -105,7 +110,7 @@ class DatabaseSource:
     def records(self, query: Records, limit: int, scope: Scope | None) -> list[dict]:
         kind = query.record_kind
         taken = [sql.SQL("r.id::text") if path == "id" else sql.SQL("r.jsonb #> {}").format(sql.Literal(path.split(".")))
-                 for path in query.fields.values()]
+                 for path in _fields(query).values()]
         where: list[sql.Composable] = [sql.SQL("TRUE")]
         if scope and kind.scope:
             ids = scope.ids.of(kind.scope)
@@ -139,7 +144,7 @@ class DatabaseSource:
     def dataset_present(self, ds: Dataset) -> bool:
         r = ds.ids.of("instance")
         return self.conn.execute(sql.SQL("SELECT EXISTS (SELECT 1 FROM {} WHERE id BETWEEN %s AND %s)").format(self.t("instance")),
-                                 (r.low, r.high)).fetchone()[0]
+                                 (r.low, r.high)).fetchall()[0][0]
 
     def seeded_datasets(self) -> list[str]:
         return marker.seeded(self.conn, self.layout)
@@ -156,14 +161,14 @@ class DatabaseSource:
                     "ORDER BY id LIMIT %s").format(self.t("item")), (sample,))
         return [r[0] for r in rows if r[0]]
 
-    def _open(self, key: str, field: str) -> sql.Composable:
+    def _open(self, key: str, field: str) -> psycopg.sql.Composed:  # psycopg.: the method sql() hides the module here
         """The ids in `field` of open loans or requests, as text (for hashed NOT IN / IN)."""
         status = ("lower(jsonb->'status'->>'name') = 'open'" if key == "loan" else "jsonb->>'status' LIKE 'Open%%'")
         return sql.SQL("SELECT jsonb->>{f} FROM {t} WHERE " + status + " AND jsonb->>{f} IS NOT NULL").format(
             f=sql.Literal(field), t=self.t(key))
 
     def patrons(self, limit, scope, block, open_loans=None, no_open_requests=False):
-        where = [sql.SQL("u.jsonb->>'active' = 'true'"), sql.SQL("coalesce(u.jsonb->>'type', 'patron') = 'patron'"),
+        where: list[sql.Composable] = [sql.SQL("u.jsonb->>'active' = 'true'"), sql.SQL("coalesce(u.jsonb->>'type', 'patron') = 'patron'"),
                  sql.SQL("coalesce(u.jsonb->>'barcode', '') <> ''"),
                  sql.SQL("coalesce(left(u.jsonb->>'expirationDate', 10), '9999') >= %s")]
         params: list = [_today()]
@@ -177,7 +182,7 @@ class DatabaseSource:
                 "AND b.jsonb->>'userId' IS NOT NULL AND coalesce(left(b.jsonb->>'expirationDate', 10), '9999') >= %s)"
             ).format(b=blocks.ident, flag=sql.Literal(block)))
             params.append(_today())
-        join = sql.SQL("")
+        join: sql.Composable = sql.SQL("")
         if open_loans is not None:
             join = sql.SQL(" LEFT JOIN (SELECT user_id, count(*) AS n FROM ({open}) o (user_id) GROUP BY user_id) o "
                            "ON o.user_id = u.id::text").format(open=self._open("loan", "userId"))
@@ -190,7 +195,7 @@ class DatabaseSource:
         return [{"id": i, "barcode": b} for i, b in self._rows(query, params, limit, hash_joins=True)]
 
     def items(self, limit, scope, status, locations=None, no_open_requests=False, open_loan=False, with_instance=False):
-        where = [sql.SQL("i.jsonb->'status'->>'name' = %s"), sql.SQL("coalesce(i.jsonb->>'barcode', '') <> ''")]
+        where: list[sql.Composable] = [sql.SQL("i.jsonb->'status'->>'name' = %s"), sql.SQL("coalesce(i.jsonb->>'barcode', '') <> ''")]
         params: list = [status]
         if scope:
             where.append(sql.SQL("i.id BETWEEN %s AND %s"))
@@ -213,7 +218,7 @@ class DatabaseSource:
         return [{"id": i, "barcode": b} for i, b, _, _ in rows]
 
     def instances(self, limit, scope, requestable=False, marc=False):
-        where = [sql.SQL("coalesce(n.jsonb->>'hrid', '') <> ''")]
+        where: list[sql.Composable] = [sql.SQL("coalesce(n.jsonb->>'hrid', '') <> ''")]
         params: list = []
         if scope:
             where.append(sql.SQL("n.id BETWEEN %s AND %s"))
@@ -266,7 +271,7 @@ class ApiSource:
         for record in self.api.iterate(kind.path, kind.key, " and ".join(clauses) or "cql.allRecords=1"):
             if ids is not None and not ids.low <= str(record.get(kind.scope_field) or "") <= ids.high:
                 continue
-            found.append({key: _path(record, path) for key, path in query.fields.items()})
+            found.append({key: _path(record, path) for key, path in _fields(query).items()})
             if len(found) == limit:
                 break
         return found
@@ -313,7 +318,7 @@ class ApiSource:
     def patrons(self, limit, scope, block, open_loans=None, no_open_requests=False):
         query = "active==true" + (f' and barcode=="{scope.user_barcodes}*"' if scope else "")
         blocked = self._blocked(block)
-        loans = Counter(l.get("userId") for l in self.open_loans()) if open_loans is not None else Counter()
+        loans = Counter(loan.get("userId") for loan in self.open_loans()) if open_loans is not None else Counter()
         requesters = {r.get("requesterId") for r in self.open_requests()} if no_open_requests else set()
         today = _today()
         out = []
@@ -332,7 +337,7 @@ class ApiSource:
         if locations is not None:
             query += " and effectiveLocationId==(" + " or ".join(locations or ["none"]) + ")"
         requested = {r.get("itemId") for r in self.open_requests()} if no_open_requests else set()
-        lent = {l.get("itemId") for l in self.open_loans()} if open_loan else None
+        lent = {loan.get("itemId") for loan in self.open_loans()} if open_loan else None
         found = []
         for i in self.api.iterate("/item-storage/items", "items", f"({query})"):
             if i.get("barcode") and i["id"] not in requested and (lent is None or i["id"] in lent):
@@ -357,8 +362,8 @@ class ApiSource:
     def instances(self, limit, scope, requestable=False, marc=False):
         clauses = ([f'hrid=="{scope.hrids}*"'] if scope else []) + (['source=="MARC"'] if marc else [])
         query = " and ".join(clauses) or "cql.allRecords=1"
-        requested_instances: set[str] = set()
-        requested_items: set[str] = set()
+        requested_instances: set[str | None] = set()
+        requested_items: set[str | None] = set()
         if requestable:
             for r in self.open_requests():
                 requested_instances.add(r.get("instanceId"))

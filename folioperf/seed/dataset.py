@@ -209,7 +209,8 @@ class Dataset:
         """The counts at `scale` (users, instances, borrowers, requests and authorities multiplied; ratios kept)."""
         if not scale > 0:
             raise FolioperfError(f"--scale must be a positive number, not {scale:g}")
-        c = replace(self.counts, **{k: _scale(getattr(self.counts, k), scale) for k in _SCALED})
+        scaled: dict[str, Any] = {k: _scale(getattr(self.counts, k), scale) for k in _SCALED}
+        c = replace(self.counts, **scaled)
         at = f"at scale {scale:g}" if scale != 1 else "at scale 1"
         if c.loans > c.items:
             raise DatasetError(self.path, "counts.instances",
@@ -358,7 +359,7 @@ def _merge(base: dict, base_where: str, own: dict, where: str) -> dict[str, tupl
     merged: dict[str, tuple[dict, ...]] = {}
     for section, rtype in REFERENCE_TYPES.items():
         records: list[dict] = []
-        seen: dict[str, str] = {}
+        seen: dict[tuple[str, str], str] = {}
         for origin, source in ((base_where, base), (where, own)):
             for i, record in enumerate(source.get(section, ())):
                 for field in ("id", rtype.key):

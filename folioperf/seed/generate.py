@@ -24,7 +24,7 @@ import signal
 import unicodedata
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from functools import cached_property
+from functools import cached_property, partial
 from typing import Callable, Iterable, Iterator
 
 from folioperf.folio_layout import BY_NAME
@@ -78,6 +78,11 @@ def row_count(key: str, c: Counts) -> int:
 def json_text(value: object) -> str:
     """jsonb as a COPY text field."""
     return _ENCODE(value).replace("\\", "\\\\")
+
+
+def _field_or_null(field: str, record: dict) -> str:
+    """A record's foreign key as a COPY text field (NULL when it has none)."""
+    return record.get(field) or NULL
 
 
 def copy_text(value: object) -> str:
@@ -189,17 +194,18 @@ class Generator:
         """COPY line of an RMB record for the table's planned columns (what RMB's triggers would fill)."""
         fks = {fk.column: fk.field for fk in BY_NAME[key].foreign_keys}
         parts: list[Callable[[dict], str]] = []
+        creation_date = self.creation_date
         for column in self.columns[key]:
             if column == "id":
                 parts.append(lambda r: r["id"])
             elif column == "jsonb":
                 parts.append(json_text)
             elif column == "creation_date":
-                parts.append(lambda r, v=self.creation_date: v)
+                parts.append(lambda r: creation_date)
             elif column == "created_by":
                 parts.append(lambda r: NULL)
             elif column in fks:
-                parts.append(lambda r, f=fks[column]: r.get(f) or NULL)
+                parts.append(partial(_field_or_null, fks[column]))
             else:
                 raise ValueError(f"no value for column {key}.{column}")
         return lambda r: "\t".join([p(r) for p in parts]) + "\n"

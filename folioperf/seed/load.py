@@ -178,7 +178,7 @@ def copy_tables(conn: psycopg.Connection, plans: dict[str, LoadPlan], messages: 
                     break
                 copy.write(msg[3])
                 rows += msg[2]
-                if progress:
+                if progress and task is not None:
                     progress.advance(task, msg[2])
         table = TableStats(key, plan.info.label, rows, time.perf_counter() - started, plan.bypass_triggers)
         stats.append(table)

@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
+from typing import Any
 
 import psycopg
 from psycopg import sql
 from psycopg.types.json import Jsonb
 
 from folioperf import folio_layout
-from folioperf.seed.dataset import REFERENCE_LINKS, RECORD_REFERENCES, REFERENCE_TYPES, Dataset
+from folioperf.seed.dataset import RECORD_REFERENCES, REFERENCE_LINKS, REFERENCE_TYPES, Dataset
 from folioperf.seed.layout import Layout
 
 
@@ -51,7 +52,7 @@ def used_records(ds: Dataset) -> dict[str, list[dict]]:
     return {section: list(records.values()) for section, records in used.items()}
 
 
-def _substitute(value: object, mapping: dict[str, str]) -> object:
+def _substitute(value: Any, mapping: dict[str, str]) -> Any:
     if isinstance(value, str):
         return mapping.get(value.lower(), value)
     if isinstance(value, list):

@@ -21,7 +21,8 @@ from rich.console import Console
 
 from folioperf import db
 from folioperf.errors import FolioperfError
-from folioperf.seed import generate, layout as layout_mod, load, marker, seeding
+from folioperf.seed import generate, load, marker, seeding
+from folioperf.seed import layout as layout_mod
 from folioperf.seed.cleanup import CIRCULATION_STATE, clear_circulation, restore_items
 from folioperf.seed.dataset import Dataset
 from folioperf.seed.layout import Layout
@@ -46,7 +47,8 @@ def reset(dsn: str, tenant: str, ds: Dataset, scale: float | None, console: Cons
                 scale = seeding.seeded_scale(found, scale)
                 counts = ds.scaled(scale)
                 if not seeding.matches(found, counts):
-                    raise FolioperfError(seeding.describe_mismatch(ds, tenant, found, scale, counts) + "; pass the --scale it was seeded at")
+                    raise FolioperfError(seeding.describe_mismatch(ds, tenant, found, scale, counts)
+                                         + "; pass the --scale it was seeded at")
                 outcome = seeding.Outcome(ds, scale, counts)
                 gen = load.generator(generate.total_rows(counts, seeding.CIRCULATION_TABLES))
                 now = seeding.now_iso()

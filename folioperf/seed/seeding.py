@@ -20,7 +20,8 @@ from rich.console import Console
 
 from folioperf import db
 from folioperf.errors import FolioperfError
-from folioperf.seed import cleanup, generate, layout as layout_mod, load, marker
+from folioperf.seed import cleanup, generate, load, marker
+from folioperf.seed import layout as layout_mod
 from folioperf.seed.dataset import Counts, Dataset
 from folioperf.seed.layout import Layout, LoadPlan
 from folioperf.seed.reference import resolve
@@ -83,7 +84,7 @@ def presence(conn: psycopg.Connection, layout: Layout, ds: Dataset) -> Presence:
     def count(key: str, kind: str) -> int:
         r = ds.ids.of(kind)
         return conn.execute(sql.SQL("SELECT count(*) FROM {} WHERE id BETWEEN %s AND %s").format(layout[key].ident),
-                            (r.low, r.high)).fetchone()[0]
+                            (r.low, r.high)).fetchall()[0][0]
 
     return Presence(count("instance", "instance"), count("users", "user"), marker.read(conn, layout, ds))
 

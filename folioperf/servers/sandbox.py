@@ -96,6 +96,7 @@ class SandboxSource:
     def _connect(self) -> None:
         from folioperf.db import connect  # noqa: PLC0415  (psycopg after gevent's patching, as dbmon)
 
+        assert self.dsn is not None  # connected only when the sandbox has a database
         try:
             self._conn = connect(self.dsn, autocommit=True, application_name="folioperf-server-metrics")
         except FolioperfError as exc:

@@ -54,7 +54,8 @@ def test_login_with_expiry(folio_sandbox):
     token = _cookie(r, "folioAccessToken")
     claims = jwt.decode(token, options={"verify_signature": False})
     assert claims["type"] == "access" and claims["exp"] - claims["iat"] == 600
-    assert requests.get(folio_sandbox.url + "/groups", headers={**folio_sandbox.headers(), "Cookie": f"folioAccessToken={token}"}).status_code == 200
+    cookie = {**folio_sandbox.headers(), "Cookie": f"folioAccessToken={token}"}
+    assert requests.get(folio_sandbox.url + "/groups", headers=cookie).status_code == 200
 
 
 @pytest.mark.parametrize("body, status, text", [

@@ -49,7 +49,8 @@ def test_check_out_accepts_the_ptf_body_and_creates_the_loan(folio_sandbox, admi
     assert r.headers["Location"] == f"/circulation/loans/{loan['id']}"
     assert loan["userId"] == user["id"] and loan["itemId"] == item["id"]
     assert (loan["action"], loan["status"], loan["itemStatus"], loan["renewalCount"]) == ("checkedout", {"name": "Open"}, "Checked out", 0)
-    assert (loan["loanPolicyId"], loan["overdueFinePolicyId"], loan["lostItemPolicyId"]) == (EXAMPLE_LOAN_POLICY, OVERDUE_POLICY, LOST_POLICY)
+    assert (loan["loanPolicyId"], loan["overdueFinePolicyId"], loan["lostItemPolicyId"]) == (
+        EXAMPLE_LOAN_POLICY, OVERDUE_POLICY, LOST_POLICY)
     assert loan["checkoutServicePointId"] == CIRC_DESK_1 and loan["patronGroupIdAtCheckout"] == UNDERGRAD
     assert loan["itemEffectiveLocationIdAtCheckOut"] == MAIN_LIBRARY
     assert loan["metadata"]["createdByUserId"]
@@ -92,7 +93,8 @@ def test_check_out_refuses_inactive_and_manually_blocked_patrons(folio_sandbox, 
                                   "expirationDate": "2001-01-01T00:00:00Z"})
     r = api.check_out(item, blocked)
     assert r.status_code == 422
-    assert r.json()["errors"] == [{"message": "Patron blocked from borrowing", "parameters": [{"key": "reason", "value": "Lost card;Old block"}]}]
+    assert r.json()["errors"] == [{"message": "Patron blocked from borrowing",
+                                   "parameters": [{"key": "reason", "value": "Lost card;Old block"}]}]
     assert api.item_status(item["id"]) == "Available"
     expired_only = api.user()
     api.created("/manualblocks", {"userId": expired_only["id"], "type": "Manual", "desc": "Old", "borrowing": True,
@@ -325,7 +327,8 @@ def test_renewal_at_the_limit(folio_sandbox, admin_token):
     assert r.status_code == 422
     error = r.json()["errors"][0]
     assert (error["message"], error["code"]) == ("loan at maximum renewal number", "LOAN_RENEWAL_LIMIT_REACHED")
-    assert {p["key"]: p["value"] for p in error["parameters"]} == {"loanPolicyId": EXAMPLE_LOAN_POLICY, "loanPolicyName": "Example Loan Policy"}
+    assert {p["key"]: p["value"] for p in error["parameters"]} == {"loanPolicyId": EXAMPLE_LOAN_POLICY,
+                                                                   "loanPolicyName": "Example Loan Policy"}
     assert api.open_loans(item)[0]["renewalCount"] == 100000
 
 

@@ -19,6 +19,7 @@ from folioperf.sandbox.process import start_sandbox
 from tests.conftest import database_exists
 from tests.locust_process import folioperf
 
+
 @pytest.fixture()
 def new_dsns(folio_postgres):
     """new_dsns() → the DSN of a database name not yet taken on the tests' server; whatever gets created is

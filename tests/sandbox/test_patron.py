@@ -50,10 +50,12 @@ def test_item_hold_takes_the_first_request_type_the_item_allows(folio_sandbox, a
     assert r.json()["expirationDate"] == "2099-01-01T00:00:00.000+00:00"  # a java.util.Date, as RMB writes it
     _, lent = _instance_with_item(api)
     api.check_out(lent, api.user())
-    r = api.post(f"/patron/account/{api.user()['id']}/item/{lent['id']}/hold", {"requestDate": _hold_date(), "pickupLocationId": CIRC_DESK_1})
+    r = api.post(f"/patron/account/{api.user()['id']}/item/{lent['id']}/hold",
+                 {"requestDate": _hold_date(), "pickupLocationId": CIRC_DESK_1})
     assert r.status_code == 201 and api.get(f"/circulation/requests/{r.json()['requestId']}").json()["requestType"] == "Hold"
     _, withdrawn = _instance_with_item(api, "Withdrawn")
-    r = api.post(f"/patron/account/{api.user()['id']}/item/{withdrawn['id']}/hold", {"requestDate": _hold_date(), "pickupLocationId": CIRC_DESK_1})
+    r = api.post(f"/patron/account/{api.user()['id']}/item/{withdrawn['id']}/hold",
+                 {"requestDate": _hold_date(), "pickupLocationId": CIRC_DESK_1})
     assert r.status_code == 422
     assert r.json()["errors"] == [{"message": "Cannot find a valid request type for this item",
                                    "parameters": [{"key": "itemId", "value": withdrawn["id"]}]}]
@@ -62,7 +64,8 @@ def test_item_hold_takes_the_first_request_type_the_item_allows(folio_sandbox, a
 def test_downstream_422_passes_through(folio_sandbox, admin_token):
     api = _api(folio_sandbox, admin_token)
     empty = api.instance()
-    r = api.post(f"/patron/account/{api.user()['id']}/instance/{empty['id']}/hold", {"requestDate": _hold_date(), "pickupLocationId": CIRC_DESK_1})
+    r = api.post(f"/patron/account/{api.user()['id']}/instance/{empty['id']}/hold",
+                 {"requestDate": _hold_date(), "pickupLocationId": CIRC_DESK_1})
     assert r.status_code == 422
     assert error_messages(r) == ["Cannot create request objects when items list is null or empty"]
     assert '" : ' not in r.text  # mod-patron's own (compact) JSON, not mod-circulation's pretty printing

@@ -3,7 +3,6 @@ between releases (releases.py names the sources)."""
 
 from __future__ import annotations
 
-
 import psycopg
 import pytest
 import requests

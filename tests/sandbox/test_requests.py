@@ -69,7 +69,8 @@ def test_ilr_body_with_item_barcode(folio_sandbox, admin_token):
     item = api.item()
     api.check_out(item, api.user())
     requester = api.user()
-    r = api.post("/circulation/requests", {"requestType": "Hold", "fulfilmentPreference": "Hold Shelf", "item": {"barcode": item["barcode"]},
+    r = api.post("/circulation/requests", {"requestType": "Hold", "fulfilmentPreference": "Hold Shelf",
+                                           "item": {"barcode": item["barcode"]},
                                            "itemId": item["id"], "requesterId": requester["id"], "pickupServicePointId": CIRC_DESK_1,
                                            "requestDate": ptf_time()})
     assert r.status_code == 201, r.text
@@ -102,7 +103,8 @@ def test_duplicate_requests_and_own_loan(folio_sandbox, admin_token):
     first = api.request(item, requester, "Hold")
     again = api.request(item, requester, "Recall")
     assert again.status_code == 422
-    assert (error_messages(again), error_codes(again)) == (["This requester already has an open request for this item"], ["ITEM_ALREADY_REQUESTED"])
+    assert (error_messages(again), error_codes(again)) == (["This requester already has an open request for this item"],
+                                                           ["ITEM_ALREADY_REQUESTED"])
     assert {"key": "requestId", "value": first.json()["id"]} in again.json()["errors"][0]["parameters"]
     own = api.request(item, borrower, "Hold")
     assert own.status_code == 422
@@ -118,7 +120,8 @@ def test_pickup_service_point_rules(folio_sandbox, admin_token):
     assert none.status_code == 422
     assert error_codes(none) == ["HOLD_SHELF_REQUESTS_REQUIRE_PICKUP_SERVICE_POINT"]
     online = api.request(item, user, "Page", pickup=ONLINE_SP)
-    assert (error_messages(online), error_codes(online)) == (["Service point is not a pickup location"], ["SERVICE_POINT_IS_NOT_PICKUP_LOCATION"])
+    assert (error_messages(online), error_codes(online)) == (["Service point is not a pickup location"],
+                                                             ["SERVICE_POINT_IS_NOT_PICKUP_LOCATION"])
     assert api.item_status(item["id"]) == "Available"
 
 

@@ -83,11 +83,13 @@ def test_put_rules_then_loan_policy_lookup(folio_sandbox, admin_token):
     api = Api.of(folio_sandbox, admin_token)
     original = api.get("/circulation/rules").json()["rulesAsText"]
     assert original.startswith("priority: t, s, c, b, a, m, g")
-    policy = api.created("/loan-policy-storage/loan-policies", {"name": "Rules test DVD policy", "loanable": True, "renewable": False,
-                                                               "loansPolicy": {"profileId": "Rolling", "period": {"duration": 1, "intervalId": "Days"}}})
+    policy = api.created("/loan-policy-storage/loan-policies", {
+        "name": "Rules test DVD policy", "loanable": True, "renewable": False,
+        "loansPolicy": {"profileId": "Rolling", "period": {"duration": 1, "intervalId": "Days"}}})
     params = {"item_type_id": DVD, "loan_type_id": CAN_CIRCULATE, "patron_type_id": UNDERGRAD, "location_id": MAIN_LIBRARY}
     try:
-        put = api.put("/circulation/rules", {"rulesAsText": original.rstrip("\n") + f"\nm {DVD}: l {policy['id']} r {EXAMPLE_REQUEST_POLICY} "
+        put = api.put("/circulation/rules", {"rulesAsText": original.rstrip("\n")
+                                             + f"\nm {DVD}: l {policy['id']} r {EXAMPLE_REQUEST_POLICY} "
                                              f"n 2609a725-879b-5968-ab91-92f566c92061 o 3f3ca435-db69-512b-a27c-8dc8c86fb28e "
                                              f"i 6af3134d-a50c-5171-b273-6b260f1b73b6\n"})
         assert put.status_code == 204

@@ -72,7 +72,8 @@ def test_rmb_triggers_fill_id_metadata_and_foreign_keys(conn):
         "metadata": {"createdDate": "2024-05-01T10:00:00.000+00:00", "createdByUserId": "x"},
     })
     row = conn.execute(
-        f"SELECT jsonb->>'id', jsonb->'_version', permanentloantypeid, creation_date, created_by FROM {TENANT}_mod_inventory_storage.item WHERE id = %s",
+        f"SELECT jsonb->>'id', jsonb->'_version', permanentloantypeid, creation_date, created_by"
+        f" FROM {TENANT}_mod_inventory_storage.item WHERE id = %s",
         (rid,),
     ).fetchone()
     assert row[0] == rid and row[1] == 1 and row[2] == loan_type

@@ -20,13 +20,15 @@ def _post(sb, token, path, body, tenant=None):
 
 
 def _new_item(sb, token, barcode: str, tenant=None) -> dict:
-    inst = _post(sb, token, "/instance-storage/instances", {"title": f"Title {barcode}", "source": "FOLIO", "instanceTypeId": REF["text"]}, tenant)
+    inst = _post(sb, token, "/instance-storage/instances",
+                 {"title": f"Title {barcode}", "source": "FOLIO", "instanceTypeId": REF["text"]}, tenant)
     assert inst.status_code == 201, inst.text
     hold = _post(sb, token, "/holdings-storage/holdings", {"instanceId": inst.json()["id"], "permanentLocationId": REF["main_library"],
                                                            "sourceId": REF["folio_source"]}, tenant)
     assert hold.status_code == 201, hold.text
-    item = _post(sb, token, "/item-storage/items", {"barcode": barcode, "holdingsRecordId": hold.json()["id"], "status": {"name": "Available"},
-                                                     "materialTypeId": REF["book"], "permanentLoanTypeId": REF["can_circulate"]}, tenant)
+    item = _post(sb, token, "/item-storage/items", {"barcode": barcode, "holdingsRecordId": hold.json()["id"],
+                                                     "status": {"name": "Available"}, "materialTypeId": REF["book"],
+                                                     "permanentLoanTypeId": REF["can_circulate"]}, tenant)
     assert item.status_code == 201, item.text
     return item.json()
 
@@ -36,7 +38,8 @@ def test_collection_shape_and_limit(folio_sandbox, admin_token):
     body = r.json()
     assert r.status_code == 200
     assert len(body["servicepoints"]) == 2 and body["totalRecords"] >= 6
-    r = requests.get(folio_sandbox.url + "/groups?query=cql.allRecords=1 sortby group&limit=200", headers=folio_sandbox.headers(admin_token))
+    r = requests.get(folio_sandbox.url + "/groups?query=cql.allRecords=1 sortby group&limit=200",
+                     headers=folio_sandbox.headers(admin_token))
     assert [g["group"] for g in r.json()["usergroups"]] == ["faculty", "graduate", "staff", "undergrad"]
 
 
@@ -81,8 +84,9 @@ def test_record_crud_and_404(folio_sandbox, admin_token):
 def test_duplicate_barcode_is_422(folio_sandbox, admin_token):
     barcode = uuid.uuid4().hex[:12]
     item = _new_item(folio_sandbox, admin_token, barcode)
-    dup = _post(folio_sandbox, admin_token, "/item-storage/items", {**{k: item[k] for k in ("holdingsRecordId", "materialTypeId", "permanentLoanTypeId")},
-                                                                    "barcode": barcode.upper(), "status": {"name": "Available"}})
+    same = {k: item[k] for k in ("holdingsRecordId", "materialTypeId", "permanentLoanTypeId")}
+    dup = _post(folio_sandbox, admin_token, "/item-storage/items",
+                {**same, "barcode": barcode.upper(), "status": {"name": "Available"}})
     assert dup.status_code == 422
     assert "value already exists in table item" in dup.json()["errors"][0]["message"]
 
@@ -125,7 +129,8 @@ def test_two_tenants_are_isolated(folio_sandbox_factory):
     item = _new_item(sb, token_a, barcode, tenant="isoa")
     in_b = requests.get(f"{sb.url}/item-storage/items/{item['id']}", headers=sb.headers(token_b, "isob"))
     assert in_b.status_code == 404
-    found = requests.get(sb.url + "/item-storage/items", params={"query": f"barcode=={barcode}"}, headers=sb.headers(token_b, "isob")).json()
+    found = requests.get(sb.url + "/item-storage/items", params={"query": f"barcode=={barcode}"},
+                         headers=sb.headers(token_b, "isob")).json()
     assert found["totalRecords"] == 0
     # the same barcode is free in the other tenant
     _new_item(sb, token_b, barcode, tenant="isob")

@@ -91,7 +91,8 @@ def test_a_bad_reference_record_in_a_dataset_is_named(tmp_path):
     path = _write(tmp_path, "mine", BASE + '\n[[reference.loan_types]]\nid = "not-a-uuid"\nname = "Short loan"\n')
     with pytest.raises(DatasetError, match=r"mine.toml: reference.loan_types\[0\].id: 'not-a-uuid' is not a FOLIO uuid"):
         dataset.load(str(path))
-    path = _write(tmp_path, "dup", BASE + '\n[[reference.loan_types]]\nid = "2b94c631-fca9-4892-a730-03ee529ffe28"\nname = "Can circulate"\n')
+    path = _write(tmp_path, "dup",
+                  BASE + '\n[[reference.loan_types]]\nid = "2b94c631-fca9-4892-a730-03ee529ffe28"\nname = "Can circulate"\n')
     with pytest.raises(DatasetError, match=r"reference.loan_types\[0\].name: 'Can circulate' is defined twice"):
         dataset.load(str(path))
 

@@ -127,9 +127,11 @@ def test_instances_refer_to_the_tenants_identifier_and_contributor_name_types(sc
 
 def test_circulation_rules_that_do_not_use_the_policy_are_reported_not_changed(scratch_db):
     dsn = scratch_db()
-    rules = "priority: t, s, c, b, a, m, g\nfallback-policy: l 43198de5-f56a-4a53-a0bd-5a324418967a r 0218a5be-a651-5730-8640-0b85c8ad66e5\n"
+    rules = ("priority: t, s, c, b, a, m, g\n"
+             "fallback-policy: l 43198de5-f56a-4a53-a0bd-5a324418967a r 0218a5be-a651-5730-8640-0b85c8ad66e5\n")
     with psycopg.connect(dsn, autocommit=True) as conn:
-        conn.execute("UPDATE diku_mod_circulation_storage.circulation_rules SET jsonb = jsonb_set(jsonb, '{rulesAsText}', to_jsonb(%s::text))",
+        conn.execute("UPDATE diku_mod_circulation_storage.circulation_rules"
+                     " SET jsonb = jsonb_set(jsonb, '{rulesAsText}', to_jsonb(%s::text))",
                      (rules,))
     code, out, err = run("seed", "renewals", "--db", dsn, "--scale", "0.1")
     assert code == 0

@@ -8,12 +8,11 @@ import json
 from pathlib import Path
 
 import psycopg
-from psycopg import sql
 import pytest
+from psycopg import sql
 
 from folioperf.errors import FolioperfError
-
-from folioperf.seed import dataset, datapools
+from folioperf.seed import datapools, dataset
 from folioperf.testdata import RECORD_KINDS, Records, TestData
 
 from .conftest import SCALES, run, run_process

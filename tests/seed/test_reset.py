@@ -94,7 +94,7 @@ def test_reset_after_renewals_gives_the_seeded_due_dates_back(target, seeded, tm
 
     assert run("reset", "--workflow", "renew", "--db", target.dsn, "--tenant", target.tenant)[0] == 0
     after = _open_loans(target, f"userId=={user['id']}")["loans"]
-    assert {loan["id"] for loan in after} == set(before) == {l["id"] for l in renewed}
+    assert {loan["id"] for loan in after} == set(before) == {loan["id"] for loan in renewed}
     assert {loan["renewalCount"] for loan in after} == {0}
     assert {loan["action"] for loan in after} == {"checkedout"}
     assert all(loan["id"].startswith(renewals.ids.of("loan").prefix) for loan in after)

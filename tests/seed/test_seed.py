@@ -131,7 +131,8 @@ def test_seeding_again_adds_nothing_and_replace_starts_afresh(scratch_db):
 def _identities(dsn: str) -> dict[str, list[tuple]]:
     queries = {
         "users": "SELECT id::text, jsonb->>'barcode', jsonb->>'username' FROM diku_mod_users.users ORDER BY id",
-        "items": "SELECT id::text, jsonb->>'barcode', jsonb->>'hrid', holdingsrecordid::text FROM diku_mod_inventory_storage.item ORDER BY id",
+        "items": "SELECT id::text, jsonb->>'barcode', jsonb->>'hrid', holdingsrecordid::text"
+                 " FROM diku_mod_inventory_storage.item ORDER BY id",
         "instances": "SELECT id::text, jsonb->>'hrid', jsonb->>'title' FROM diku_mod_inventory_storage.instance ORDER BY id",
         "loans": "SELECT id::text, jsonb->>'userId', jsonb->>'itemId' FROM diku_mod_circulation_storage.loan ORDER BY id",
         "requests": "SELECT id::text, jsonb->>'requesterId', jsonb->>'itemId' FROM diku_mod_circulation_storage.request ORDER BY id",

@@ -16,8 +16,7 @@ import requests
 from folioperf import db
 from folioperf.sandbox import reference
 from folioperf.seed import dataset, seeding
-from tests.locust_process import (REPO, FIXTURES, LocustRun, clean_env, folioperf_command, locust_args, locust_command,
-                                  raise_priority)
+from tests.locust_process import FIXTURES, REPO, LocustRun, clean_env, folioperf_command, locust_args, locust_command, raise_priority
 
 TENANT = "wftest"
 # Small, yet enough for ~10 s runs: two borrowers per renewal group (a user per borrower), holds instances
@@ -94,7 +93,7 @@ def _pools(dsn: str, directory: Path) -> dict[str, dict]:
                                                         "--limit", "1000", "-o", str(directory / f"{name}.json")),
                                       env=clean_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
                for name in BUILT_IN}
-    for name, proc in running.items():
+    for proc in running.values():
         _, stderr = proc.communicate(timeout=180)
         assert proc.returncode == 0, stderr
     return {name: json.loads((directory / f"{name}.json").read_text()) for name in BUILT_IN}

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -369,7 +370,7 @@ def pause_mismatch(recorded: list[dict], derived: Derived, mode: str, *, preflig
 _RANDOM = re.compile(r"\$\{__Random\(\s*(\d+)\s*,\s*(\d+)\s*,?[^)]*\)\}")
 
 
-def action_delay(sample: jmx.Sample, mode: str = AS_RUN, variables: dict = {}) -> Delay:
+def action_delay(sample: jmx.Sample, mode: str = AS_RUN, variables: Mapping[str, str] = {}) -> Delay:
     """What a Flow Control Action that pauses (ActionProcessor.action 1) sleeps: its duration, as JMeter reads it
     (a number; `${__Random(a,b,)}`, JMeter's function, an integer from a to b: uniform here)."""
     assert sample.kind == "action" and sample.props.get("ActionProcessor.action") == "1", sample.name

@@ -63,7 +63,7 @@ def master_pools(seeded, tmp_path_factory) -> dict[str, Path]:
                                                         seeded.tenant, "--limit", "1000", "-o", str(directory / f"{name}.json")),
                                       env=clean_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
                for name in WITH_POOLS}
-    for name, proc in running.items():
+    for proc in running.values():
         _, stderr = proc.communicate(timeout=180)
         assert proc.returncode == 0, stderr
     # ilr's requesters each request once: these runs take the second half, `folioperf run ilr` (which draws its own,

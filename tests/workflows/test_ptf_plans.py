@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 import requests
+from folioperf.workflows import cico_pages
 
 from folioperf.jmeter import AS_RUN, AS_WRITTEN, PLAN_MODES, Timer
 from folioperf.page import Together
-from folioperf.workflows import cico_pages
 from tests.locust_process import LocustRun
 from tests.workflows import derived
 from tests.workflows.conftest import CEILING_SECONDS, FINISH_SECONDS, calls_of, finish, start_locust, workflow_args
