@@ -24,6 +24,8 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import subprocess
+import sys
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -36,12 +38,12 @@ import gevent.event
 import psutil
 import requests
 from locust.event import EventHook
-from locust.runners import STATE_MISSING, MasterRunner, WorkerRunner
+from locust.runners import STATE_MISSING, STATE_SPAWNING, MasterRunner, WorkerRunner
 
 from folioperf import locust_memory, okapi_trace, results
 from folioperf.auth import Credentials, Logins
 from folioperf.backoff import TARGET_DOWN_SECONDS, IterationWatch, TargetWatch
-from folioperf.config import PASSWORD_ENV
+from folioperf.config import DB_ENV, PASSWORD_ENV
 from folioperf.console import LiveView, print_summary
 from folioperf.dbmon import DbMonitor
 from folioperf.distributed import REPORT_GRACE_SECONDS, Coordinator, Link, Seal, quit_once
@@ -83,7 +85,7 @@ class TestRecord:
     start: datetime
     users_target: int
     spawn_rate: float | None
-    duration_s: float | None
+    duration_s: float | None  # as asked (the run time)
     peak_users: int = 0
     users_per_worker: dict[str, int] = field(default_factory=dict)
     full_load_at: datetime | None = None
@@ -104,6 +106,13 @@ class TestRecord:
     fewest_users: int | None = None  # ... and the fewest then
     sandbox_gone: bool = False  # the built-in sandbox's process exited during the test
     silence_said: bool = False  # the target's current silence was told
+    stopped: datetime | None = None  # when its stop began (the run time's end, the web UI's Stop, Ctrl-C)
+
+    def ran_s(self, end: datetime) -> float:
+        """How long the load ran, from the start to the stop: the run time asked for, or less when the test was
+        stopped before it (a test stopped after 37 s of 60 is recorded as 37 s)."""
+        ran = round(((self.stopped or end) - self.start).total_seconds(), 1)
+        return min(ran, self.duration_s) if self.duration_s else ran
 
     def users_missing(self) -> bool:
         return self.users_missing_s > USERS_MISSING_SECONDS
@@ -136,6 +145,7 @@ class FolioRun:
         self.iterations = IterationWatch()  # whether every iteration raises (folioperf.backoff)
         self.share = 1  # how many processes share the open model's rate (the master says, in its setup)
         self.test: TestRecord | None = None
+        self.tests = 0  # tests started in this process (master or local)
         self.stopping = False
         self._quitting = False  # the process is shutting down (see _on_quitting)
         self.last_results: Path | None = None
@@ -293,7 +303,7 @@ class FolioRun:
         pools: dict[str, list] = {}
         if self.modes:
             names = ", ".join(w.name for w in self.workflows)
-            if self.settings.pools:
+            if self.settings.pools and not (self.settings.redraw_pools and self.tests > 1):
                 document = read_pools_file(self.settings.pools)
                 source = f"pools file {self.settings.pools}"
                 tenant = document.get("tenant")
@@ -409,10 +419,17 @@ class FolioRun:
         self.metrics.start_test()
         self.target_watch.reset()
         self.iterations.reset()
+        self.tests += 1
         runner = self.environment.runner
         options = self.environment.parsed_options
         try:
             self.configure()  # web UI: the form's values
+            if self.tests > 1:
+                # Locust says "spawning" only once test_start is over; "stopped" meanwhile ends the web UI's polling
+                runner.update_state(STATE_SPAWNING)
+            if self.tests > 1 and self._fresh_data():
+                self.metrics.start_test()  # the test starts now, its data ready
+                self._restart_run_time()
             self.prepare()
             self._start_open_models(1)
             if self.role == MASTER:
@@ -447,6 +464,49 @@ class FolioRun:
         if self.settings.live:
             self._start_live(record)
 
+    def _fresh_data(self) -> bool:
+        """Master or local, before a test after the first in this process (the web UI's next test, a Locust
+        master's next): the test starts as a new run would, not on the items the former test checked out or
+        placed holds on, which its pools would hand out again. The datasets `folioperf run` seeded are reset and
+        the pools drawn again; pools drawn at the test's start (plain Locust) are drawn again from the data as it
+        is now; a pools file of the user's, with nothing reset, is refused. Says whether the data changed."""
+        s = self.settings
+        for spec in s.reset_datasets.split(",") if s.reset_datasets else ():
+            self._reset_dataset(spec)
+        if s.redraw_pools or not s.pools:
+            self._pools = None
+            return bool(s.reset_datasets) or bool(self.modes)
+        if not s.reset_datasets and any(mode != SHARED for mode in self.modes.values()):
+            raise FolioperfError(
+                f"pools file {s.pools} was handed out to the previous test, whose users used its items: a second test "
+                "would take them again (an item checked out twice); start Locust again with a fresh pools file "
+                "(`folioperf pools`), or use `folioperf run --web`, which resets the data before each test")
+        return bool(s.reset_datasets)
+
+    def _reset_dataset(self, spec: str) -> None:
+        """`folioperf reset` in a child process: seeding's generator and threads are not for a gevent-patched one."""
+        if not self.db_dsn:
+            raise FolioperfError("the data cannot be reset for this test: no --db")
+        cmd = [sys.executable, "-m", "folioperf", "reset", spec, "--tenant", self.settings.tenant]
+        if self.settings.reset_scale:
+            cmd += ["--scale", repr(self.settings.reset_scale)]
+        env = {**os.environ, DB_ENV: self.db_dsn}  # the environment, never argv: the DSN may hold a password
+        done = subprocess.run(cmd, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True)
+        if done.returncode != 0:
+            said = (done.stderr.strip().splitlines() or [f"exit code {done.returncode}"])[-1]
+            raise FolioperfError(f"the data could not be reset for this test: {said.removeprefix('folioperf: error: ')}")
+        log.info("dataset %s reset to its seeded state for this test", Path(spec).stem)
+
+    def _restart_run_time(self) -> None:
+        """The web UI's run-time timer began with the form, before the data was ready: the test runs its
+        whole run time from now, as a new run would (Locust keeps the timer on its web UI)."""
+        web_ui = self.environment.web_ui
+        run_time = getattr(self.environment.parsed_options, "run_time", None)
+        if web_ui is None or not run_time or getattr(web_ui, "_run_time_greenlet", None) is None:
+            return
+        web_ui._cancel_run_time_timer()
+        web_ui._run_time_greenlet = gevent.spawn_later(run_time, web_ui._stop_runners)
+
     def _start_open_models(self, share: int) -> None:
         for group in self.groups.values():
             group.open_model.start_test(group.target_per_s(), share)
@@ -463,6 +523,7 @@ class FolioRun:
         record = self.test
         if record is None or record.ended:
             return
+        record.stopped = datetime.now(timezone.utc)
         self.metrics.stop()  # the measured duration (requests/s, the achieved rate) ends when stopping begins
         if self.coordinator is None:
             return
@@ -703,7 +764,7 @@ class FolioRun:
             if self.settings.results_dir:
                 served = _difference(self._served(), record.served_before) if record.served_before is not None else {}
                 info = self._run_info(record, flags, code, rates, end,
-                                      _by_api(served, [e.name for e in snapshot.apis()]))
+                                      _by_api(served, [e.name for e in snapshot.apis()]), duration_s=record.ran_s(end))
                 html = self._locust_html()
                 path = results.write(self.settings.results_dir, info, snapshot, report_html=html, db=db,
                                      server=server, secrets=self._secrets(),
@@ -764,7 +825,9 @@ class FolioRun:
             return None
 
     def _run_info(self, record: TestRecord, flags: Flags, code: int | None, rates: dict[str, RateStatus],
-                  end: datetime, served: dict[str, int] | None = None) -> results.RunInfo:
+                  end: datetime, served: dict[str, int] | None = None,
+                  duration_s: float | None = None) -> results.RunInfo:
+        """`duration_s`: how long the load ran (default: as asked, for a checkpoint of a test under way)."""
         environment = self.environment
         settings = self.settings
         chosen: dict[str, Any] = {"auth": settings.auth, "login": settings.login, "think_time": settings.think_time,
@@ -796,7 +859,7 @@ class FolioRun:
             start=record.start, end=end, description="; ".join(w.description for w in self.workflows),
             options=chosen, tag=settings.tag,
             ramp_up_s=((record.users_target - 1) / record.spawn_rate) if record.spawn_rate else None,
-            spawn_rate=record.spawn_rate, duration_s=record.duration_s,
+            spawn_rate=record.spawn_rate, duration_s=duration_s if duration_s is not None else record.duration_s,
             rate=single.target_per_s if single else None, scenario=scenario,
             workers=len(record.seen_workers) if self.role == MASTER else 0,
             peak_cpu_percent=round(record.peak_cpu, 1), flags=flags, exit_code=code,

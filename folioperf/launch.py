@@ -352,7 +352,7 @@ def _sandbox(args: argparse.Namespace, stack: ExitStack, directory: str) -> Endp
         options["latency_profile"] = args.latency_profile
     if args.folio_release:
         options["folio_release"] = args.folio_release
-    if args.trace:  # Okapi's trace_headers=true, which --trace reads
+    if args.trace or args.web:  # Okapi's trace_headers=true, which --trace reads (and the web form's "Trace" box)
         options["trace_headers"] = True
     err.print(f"starting the sandbox on {db.redact(dsn)} ...")
     sandbox = start_sandbox(dsn, log_path=os.path.join(directory, "sandbox.log"), **options)
@@ -369,10 +369,15 @@ def _folio(args: argparse.Namespace) -> Endpoint:
     return Endpoint(args.okapi_url.rstrip("/"), tenant, username, password, args.db)
 
 
-def _locust_args(args: argparse.Namespace, chosen: Plan, target: Endpoint, pools: str | None) -> list[str]:
+def _locust_args(args: argparse.Namespace, chosen: Plan, target: Endpoint, pools: str | None,
+                 seeded: list[Any] | None = None) -> list[str]:
     values = dict(vars(args))
     values.update(tenant=target.tenant, username=target.username, pools=pools, db=target.dsn,
                   sandbox_pid=target.sandbox_pid, live=True, results_dir=os.path.abspath(args.results_dir))
+    if args.web:  # each test of the web UI after the first starts from the seeded state, with pools of its own
+        values.update(redraw_pools=not args.pools)
+        if seeded:
+            values.update(reset_datasets=",".join(os.path.abspath(ds.path) for ds in seeded), reset_scale=args.scale)
     cmd = [*LOCUST, "-f", locustfile(),
            *(chosen.scenario_args(args) or ["--workflow", chosen.spec]), "--host", target.url,
            "-u", str(chosen.users), "-r", f"{chosen.spawn_rate:g}", "-t", f"{args.duration}s",
@@ -516,14 +521,16 @@ def _run(args: argparse.Namespace, chosen: Plan, processes: Processes, started: 
     with ExitStack() as stack, tempfile.TemporaryDirectory(prefix="folioperf-run-") as directory:
         if args.okapi_url:
             target = _folio(args)
-            for ds in chosen.datasets() if args.seed else ():
+            seeded = chosen.datasets() if args.seed else []
+            for ds in seeded:
                 _prepare_data(args.db, target.tenant, ds, args.scale, replace_mismatch=False)
         else:
             target = _sandbox(args, stack, directory)
-            for ds in chosen.datasets() if not args.no_seed else ():
+            seeded = chosen.datasets() if not args.no_seed else []
+            for ds in seeded:
                 _prepare_data(target.dsn, target.tenant, ds, args.scale, replace_mismatch=True)
         pools = args.pools or _pools_file(target, chosen.units, directory)
-        cmd = _locust_args(args, chosen, target, pools)
+        cmd = _locust_args(args, chosen, target, pools, seeded)
         stack.callback(processes.kill)
         workers = (os.cpu_count() or 1) if args.workers == -1 else args.workers
         if workers or args.master:

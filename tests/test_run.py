@@ -13,8 +13,9 @@ import psutil
 import pytest
 import requests
 
-from tests.locust_process import (WORKFLOWS, answered, clean_env, folioperf, folioperf_command, free_port,
-                                  only_results, served, start_run, wait_for)
+from folioperf import results
+from tests.locust_process import (SEEDS_FULL_CICO, WORKFLOWS, answered, clean_env, folioperf, folioperf_command,
+                                  free_port, only_results, results_in, served, start_run, wait_for)
 
 BROWSE = str(WORKFLOWS / "browse.py")
 AUTH_CALLS = ("POST /authn/login-with-expiry", "POST /authn/login", "POST /authn/refresh")
@@ -155,6 +156,73 @@ def test_web_ui_driven_from_a_browser_writes_the_results(folio_sandbox, chromium
     res = only_results(tmp_path / "out")
     assert res.run.users == 2 and not res.run.flags.interrupted
     assert res.entry("Transaction", "Browse").count > 0
+
+
+def _web_ui_answers(url: str) -> bool:
+    try:
+        return requests.get(url, timeout=1).status_code == 200
+    except requests.RequestException:
+        return False
+
+
+def _ui_count(url: str, name: str) -> int:
+    """How many `name` requests the web UI's statistics count in the test under way (the UI's answer is kept
+    for 2 s: one from before the test started, the former test's, says "stopped")."""
+    answer = requests.get(f"{url}/stats/requests", timeout=10).json()
+    running = answer["state"] in ("spawning", "running")
+    return sum(e["num_requests"] for e in answer["stats"] if e["name"] == name) if running else 0
+
+
+def _finished(root: Path) -> list[Path]:
+    """The results directories written whole (not a test's partial one, written as it runs)."""
+    return [p for p in results_in(root) if not p.name.endswith("-partial") and (p / "run.json").is_file()]
+
+
+@SEEDS_FULL_CICO
+@pytest.mark.long_run(150)
+def test_three_tests_from_the_web_ui_each_start_from_the_seeded_data(run_dsn, chromium, tmp_path):
+    """Before, the second and third tests of one web UI session got the first's pools again and checked out the
+    items it had lent (HTTP 422 "Item is already checked out"), and each test stopped from the UI was recorded
+    as lasting its whole run time."""
+    from playwright.sync_api import expect, sync_playwright
+
+    port = free_port()
+    ui = f"http://127.0.0.1:{port}"
+    proc = start_run(["check-in-check-out", "--users", "4", "--web", "--web-port", str(port), "--results", "out"],
+                     tmp_path, FOLIOPERF_DB=run_dsn)
+    try:
+        wait_for(lambda: _web_ui_answers(ui) or proc.poll() is not None, "the web UI", timeout=400)  # seeds cico
+        assert proc.poll() is None, proc.communicate()[0]
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
+            page = browser.new_page()
+            page.goto(ui)
+            for n in range(1, 4):
+                if n > 1:
+                    page.get_by_role("button", name="New").click()
+                page.get_by_role("button", name="Start").click()
+                # shown once the test runs: its data is reset and its pools drawn first
+                expect(page.get_by_role("button", name="Stop")).to_be_visible(timeout=120_000)
+                wait_for(lambda: _ui_count(ui, "POST /circulation/check-out-by-barcode") >= 3,
+                         f"check-outs in test {n}", timeout=120)
+                page.get_by_role("button", name="Stop").click()
+                wait_for(lambda: len(_finished(tmp_path / "out")) == n, f"the results of test {n}", timeout=120)
+            browser.close()
+        os.kill(proc.pid, signal.SIGINT)
+        output, _ = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert "Traceback" not in output, output[-4000:]
+    tests = [results.load(path) for path in _finished(tmp_path / "out")]
+    assert len(tests) == 3 and len({res.path for res in tests}) == 3
+    for res in tests:
+        assert {p.name for p in res.path.iterdir()} >= {"run.json", "stats.json", "timeseries.csv", "failures.csv",
+                                                       "locust-report.html"}
+        assert res.run.exit_code == 0 and not res.run.flags.raised(), (res.path.name, res.run)
+        assert all(e.failures == 0 for e in res.entries), [(e.name, e.failures) for e in res.entries if e.failures]
+        assert res.entry("POST", "POST /circulation/check-out-by-barcode").count >= 3
+        # stopped from the UI before its 60 s run time: recorded as long as its load ran, not 60 s
+        assert 0 < res.run.duration_s < 60 and res.run.duration_s <= res.run.elapsed_s
 
 
 @pytest.mark.parametrize("args, message", [
