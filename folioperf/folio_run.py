@@ -146,6 +146,7 @@ class FolioRun:
         self.share = 1  # how many processes share the open model's rate (the master says, in its setup)
         self.test: TestRecord | None = None
         self.tests = 0  # tests started in this process (master or local)
+        self._keep_store = False  # the next test goes on with the pools as the former one left them
         self.stopping = False
         self._quitting = False  # the process is shutting down (see _on_quitting)
         self.last_results: Path | None = None
@@ -440,7 +441,8 @@ class FolioRun:
                     log.info("test data sent to %d worker(s): %s", count, ", ".join(
                         f"{n} {len(e)}{' (each worker all)' if self.modes[n] == SHARED else ''}" for n, e in pools.items()))
             else:
-                self.store.load(self.pool_data(), self.modes)
+                if not self._keep_store:
+                    self.store.load(self.pool_data(), self.modes)
                 self._users_about_to_run()
         except FolioperfError as exc:
             self.stop_run(str(exc), exc.exit_code)
@@ -469,18 +471,23 @@ class FolioRun:
         master's next): the test starts as a new run would, not on the items the former test checked out or
         placed holds on, which its pools would hand out again. The datasets `folioperf run` seeded are reset and
         the pools drawn again; pools drawn at the test's start (plain Locust) are drawn again from the data as it
-        is now; a pools file of the user's, with nothing reset, is refused. Says whether the data changed."""
+        is now; a pools file of the user's, with nothing reset, goes on from where the former test left its
+        entries (one process), or is refused (a master: its workers hold them). Says whether the data changed."""
         s = self.settings
+        self._keep_store = False
         for spec in s.reset_datasets.split(",") if s.reset_datasets else ():
             self._reset_dataset(spec)
         if s.redraw_pools or not s.pools:
             self._pools = None
             return bool(s.reset_datasets) or bool(self.modes)
         if not s.reset_datasets and any(mode != SHARED for mode in self.modes.values()):
-            raise FolioperfError(
-                f"pools file {s.pools} was handed out to the previous test, whose users used its items: a second test "
-                "would take them again (an item checked out twice); start Locust again with a fresh pools file "
-                "(`folioperf pools`), or use `folioperf run --web`, which resets the data before each test")
+            if self.role == MASTER:
+                raise FolioperfError(
+                    f"pools file {s.pools} was handed out to the previous test, whose users used its items: a second "
+                    "test would take them again (an item checked out twice); start Locust again with a fresh pools "
+                    "file (`folioperf pools`), or use `folioperf run --web`, which resets the data before each test")
+            self._keep_store = True
+            log.info("pools file %s: this test goes on from where the previous one left its entries", s.pools)
         return bool(s.reset_datasets)
 
     def _reset_dataset(self, spec: str) -> None:

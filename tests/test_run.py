@@ -93,6 +93,7 @@ def test_ctrl_c_mid_run_writes_a_complete_directory_flagged_interrupted(folio_sa
     res = only_results(tmp_path / "out")
     assert res.run.flags.interrupted and res.run.exit_code == 130
     assert res.run.elapsed_s < 60
+    assert res.run.duration_s <= res.run.elapsed_s  # the time the load ran, not the 2 minutes asked for
     assert res.entry("Transaction", "Browse").count > 0
     assert {p.name for p in res.path.iterdir()} >= {"run.json", "stats.json", "timeseries.csv", "failures.csv", "locust-report.html"}
 
@@ -214,12 +215,13 @@ def test_three_tests_from_the_web_ui_each_start_from_the_seeded_data(run_dsn, ch
         proc.kill()
     assert "Traceback" not in output, output[-4000:]
     tests = [results.load(path) for path in _finished(tmp_path / "out")]
-    assert len(tests) == 3 and len({res.path for res in tests}) == 3
+    assert len(tests) == 3
+    failed = [[(e.name, e.failures) for e in res.entries if e.failures] for res in tests]
+    assert failed == [[], [], []] and [res.run.exit_code for res in tests] == [0, 0, 0], failed
     for res in tests:
         assert {p.name for p in res.path.iterdir()} >= {"run.json", "stats.json", "timeseries.csv", "failures.csv",
                                                        "locust-report.html"}
-        assert res.run.exit_code == 0 and not res.run.flags.raised(), (res.path.name, res.run)
-        assert all(e.failures == 0 for e in res.entries), [(e.name, e.failures) for e in res.entries if e.failures]
+        assert not res.run.flags.raised(), (res.path.name, res.run.flags)
         assert res.entry("POST", "POST /circulation/check-out-by-barcode").count >= 3
         # stopped from the UI before its 60 s run time: recorded as long as its load ran, not 60 s
         assert 0 < res.run.duration_s < 60 and res.run.duration_s <= res.run.elapsed_s
