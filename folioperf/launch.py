@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import errno
 import math
 import os
 import secrets
@@ -211,6 +212,22 @@ def _check_prometheus(args: argparse.Namespace) -> None:
     listen(args.prometheus).close()
 
 
+def _check_web_port(args: argparse.Namespace) -> None:
+    """--web: the UI's port is free now (Locust's web server takes it once the master starts): a taken one is
+    one line here, not Locust's tracebacks after the sandbox and the seeding."""
+    if not args.web:
+        return
+    with socket.socket() as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as Locust's server does: TIME_WAIT is no use
+        try:
+            sock.bind(("127.0.0.1", args.web_port))
+        except OSError as exc:
+            reason = {errno.EADDRINUSE: "it is already in use", errno.EACCES: "no permission to listen there"}.get(
+                exc.errno, exc.strerror or str(exc))
+            raise FolioperfError(f"--web-port {args.web_port}: the web UI cannot listen on port {args.web_port}: "
+                                 f"{reason}; give another --web-port") from None
+
+
 def plan(args: argparse.Namespace) -> Plan:
     """Everything checked, nothing started (a bad command line is exit 2 within a second)."""
     spec = args.workflow_file or args.workflow
@@ -276,6 +293,7 @@ def plan(args: argparse.Namespace) -> Plan:
         read_pools_file(args.pools)
     _check_results_dir(args.results_dir)
     _check_prometheus(args)
+    _check_web_port(args)
     check_server_metrics(args.server_metrics, args.server_metrics_queries, sandbox=not args.okapi_url)
     return Plan(spec, units, extra, users, spawn_rate, chosen_scenario)
 

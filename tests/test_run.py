@@ -246,6 +246,20 @@ def test_bad_input_is_one_line_and_exit_2(args, message, tmp_path):
     assert not (tmp_path / "out").exists()
 
 
+def test_a_busy_web_port_is_one_line_before_anything_starts(tmp_path):
+    """Before, the sandbox started, the dataset was seeded, and Locust's web server then failed with two tracebacks."""
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        proc = run([BROWSE, "--users", "1", "--web", "--web-port", str(port), "--results", "out"], tmp_path, timeout=60)
+    assert (proc.returncode, proc.stderr) == (2, f"folioperf: error: --web-port {port}: the web UI cannot listen on "
+                                                 f"port {port}: it is already in use; give another --web-port\n"), proc.stdout
+    assert not (tmp_path / "out").exists()
+
+
 def test_a_workflow_whose_test_data_cannot_be_drawn_is_refused_before_anything_starts(tmp_path):
     """Before, a file workflow ran the sandbox and seeded its dataset, then failed for want of a pools file."""
     undrawn = run([str(WORKFLOWS / "cico.py"), "--users", "1", "--results", "out"], tmp_path, timeout=60)
