@@ -40,7 +40,7 @@ import requests
 from locust.event import EventHook
 from locust.runners import STATE_MISSING, STATE_SPAWNING, MasterRunner, WorkerRunner
 
-from folioperf import locust_memory, okapi_trace, results
+from folioperf import locust_memory, locust_stats, okapi_trace, results
 from folioperf.auth import Credentials, Logins
 from folioperf.backoff import TARGET_DOWN_SECONDS, IterationWatch, TargetWatch
 from folioperf.config import DB_ENV, PASSWORD_ENV
@@ -175,6 +175,7 @@ class FolioRun:
         import locust.stats  # noqa: PLC0415
 
         locust.stats.bucket_response_time = locust_bucket
+        locust_stats.count_calls_only(self.environment.stats)
         events = self.environment.events
         events.request.add_listener(self.metrics.record)
         events.test_start.add_listener(self._on_test_start)

@@ -143,12 +143,20 @@ def test_web_ui_driven_from_a_browser_writes_the_results(folio_sandbox, chromium
             assert "share, e.g. 1% (default 0: any failure)" in form and "%%" not in form
             assert "--variant" not in form and "/tmp" not in form  # no other workflow's options, no temporary path
             page.get_by_role("button", name="Start").click()
-            expect(page.get_by_text("GET /groups/{id}")).to_be_visible(timeout=30_000)
+            # a call's row is its path (its type the method), not `GET GET /groups/{id}`
+            expect(page.get_by_role("cell", name="/groups/{id}", exact=True)).to_be_visible(timeout=30_000)
             expect(page.get_by_role("cell", name="Browse", exact=True)).to_be_visible(timeout=30_000)
             page.get_by_role("button", name="Stop").click()
             wait_for(lambda: (tmp_path / "out").exists() and any(
                 not p.name.startswith(".") for p in (tmp_path / "out").iterdir()), "the results directory")
             browser.close()
+        # the header's RPS and failures and the Aggregated row are of API calls: a transaction is their sum
+        stats = requests.get(f"http://127.0.0.1:{port}/stats/requests", timeout=10).json()["stats"]
+        *rows, total = stats
+        calls = [e for e in rows if e["method"] not in ("Transaction", "Script", "Scheduled", "Error")]
+        assert total["name"] == "Aggregated" and len(calls) < len(rows)
+        assert total["num_requests"] == sum(e["num_requests"] for e in calls)
+        assert not [e["name"] for e in rows if e["name"].startswith(e["method"] + " ")]
         os.kill(proc.pid, signal.SIGINT)
         output, _ = proc.communicate(timeout=60)
     finally:
