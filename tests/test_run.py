@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -139,8 +141,10 @@ def test_web_ui_driven_from_a_browser_writes_the_results(folio_sandbox, chromium
             browser = p.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
             page = browser.new_page()
             page.goto(f"http://127.0.0.1:{port}/")
-            form = page.content()  # the page holds the form's options and their help texts
-            assert "share, e.g. 1% (default 0: any failure)" in form and "%%" not in form
+            form = page.content()  # the page holds the form's options and their labels
+            # short labels, not whole help texts the form cuts with "…"
+            assert "failure share allowed, e.g. 1%" in form and "any failure" not in form and "%%" not in form
+            assert "think times: 1 = PTF's, 0 = none" in form and "maximum pressure" not in form
             assert "--variant" not in form and "/tmp" not in form  # no other workflow's options, no temporary path
             page.get_by_role("button", name="Start").click()
             # a call's row is its path (its type the method), not `GET GET /groups/{id}`
@@ -149,6 +153,13 @@ def test_web_ui_driven_from_a_browser_writes_the_results(folio_sandbox, chromium
             page.get_by_role("button", name="Stop").click()
             wait_for(lambda: (tmp_path / "out").exists() and any(
                 not p.name.startswith(".") for p in (tmp_path / "out").iterdir()), "the results directory")
+            (written,) = _finished(tmp_path / "out")
+            page.get_by_role("tab", name="folioperf").click()  # the workflow, and where the test's results went
+            expect(page.get_by_role("cell", name=f"folioperf report {written} -o report.md")).to_be_visible(timeout=10_000)
+            expect(page.get_by_role("cell", name="browse", exact=True)).to_be_visible()
+            page.get_by_role("tab", name="Current ratio").click()  # the workflow, not the classes that run it
+            expect(page.get_by_text(re.compile(r"^[\d.]+% browse\b")).first).to_be_visible(timeout=10_000)
+            assert "WorkflowUser" not in page.locator("main").inner_text()
             browser.close()
         # the header's RPS and failures and the Aggregated row are of API calls: a transaction is their sum
         stats = requests.get(f"http://127.0.0.1:{port}/stats/requests", timeout=10).json()["stats"]
@@ -233,6 +244,31 @@ def test_three_tests_from_the_web_ui_each_start_from_the_seeded_data(run_dsn, ch
         assert res.entry("POST", "POST /circulation/check-out-by-barcode").count >= 3
         # stopped from the UI before its 60 s run time: recorded as long as its load ran, not 60 s
         assert 0 < res.run.duration_s < 60 and res.run.duration_s <= res.run.elapsed_s
+
+
+def test_trace_ticked_in_the_web_ui_gets_the_sandboxs_trace_headers(run_dsn, tmp_path):
+    """Before, `folioperf run --web` started its sandbox without trace headers: "Trace" ticked in the form got no
+    module times, and the warning blamed Okapi."""
+    port = free_port()
+    ui = f"http://127.0.0.1:{port}"
+    proc = start_run([BROWSE, "--users", "2", "--web", "--web-port", str(port), "--results", "out"], tmp_path,
+                     FOLIOPERF_DB=run_dsn)
+    try:
+        wait_for(lambda: _web_ui_answers(ui) or proc.poll() is not None, "the web UI", timeout=120)
+        assert proc.poll() is None, proc.communicate()[0]
+        form = {"user_count": 2, "spawn_rate": 2, "trace": "true"}
+        assert requests.post(f"{ui}/swarm", data=form, timeout=10).json()["success"]
+        wait_for(lambda: _ui_count(ui, "Browse") >= 2, "two Browse transactions")
+        assert requests.post(f"{ui}/stop", timeout=10).json()["success"]
+        wait_for(lambda: _finished(tmp_path / "out"), "the results")
+        os.kill(proc.pid, signal.SIGINT)
+        output, _ = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    (path,) = _finished(tmp_path / "out")
+    stats = json.loads((path / "stats.json").read_text())
+    assert stats["trace"]["responses"] > 0 and stats["trace"]["without_trace"] == 0 and stats["modules"]
+    assert "X-Okapi-Trace" not in output and "Traceback" not in output, output[-3000:]
 
 
 @pytest.mark.parametrize("args, message", [
