@@ -73,6 +73,7 @@ CHECKPOINT_SECONDS = 60.0  # a long run's results so far are written this often,
 USERS_MISSING_SECONDS = 5.0  # after full load, fewer users than asked for longer than this (in all) is flagged
 USERS_SETTLE_SECONDS = 5.0  # ... counted from this long after full load: workers report their users every 3 s
 WATCH_SECONDS = 1.0
+RUN_TIME_SLACK_S = 1.0  # a test stopped this close to its run time ended by it (Locust's timer starts a moment early)
 TRIM_EVERY = 10  # watches: Locust's own statistics held to what they show (folioperf.locust_memory)
 UNTRACED_BEFORE_SAYING = 20  # --trace: API responses without trace headers before saying the target sends none
 MASTER, WORKER, LOCAL = "master", "worker", "local"
@@ -107,12 +108,16 @@ class TestRecord:
     sandbox_gone: bool = False  # the built-in sandbox's process exited during the test
     silence_said: bool = False  # the target's current silence was told
     stopped: datetime | None = None  # when its stop began (the run time's end, the web UI's Stop, Ctrl-C)
+    timed_from: datetime | None = None  # when its run time began (Locust's timer: before test_start's work)
 
     def ran_s(self, end: datetime) -> float:
-        """How long the load ran, from the start to the stop: the run time asked for, or less when the test was
-        stopped before it (a test stopped after 37 s of 60 is recorded as 37 s)."""
-        ran = round(((self.stopped or end) - self.start).total_seconds(), 1)
-        return min(ran, self.duration_s) if self.duration_s else ran
+        """How long the load ran, up to its stop: the run time asked for, or less when the test was stopped
+        before it (a test stopped after 37 s of 60 is recorded as 37 s)."""
+        stopped = self.stopped or end
+        timed = (stopped - (self.timed_from or self.start)).total_seconds()
+        if self.duration_s and timed > self.duration_s - RUN_TIME_SLACK_S:
+            return self.duration_s  # ended by its run time
+        return round((stopped - self.start).total_seconds(), 1)
 
     def users_missing(self) -> bool:
         return self.users_missing_s > USERS_MISSING_SECONDS
@@ -424,6 +429,7 @@ class FolioRun:
         self.tests += 1
         runner = self.environment.runner
         options = self.environment.parsed_options
+        timed_from = datetime.now(timezone.utc)
         try:
             self.configure()  # web UI: the form's values
             if self.tests > 1:
@@ -432,6 +438,7 @@ class FolioRun:
             if self.tests > 1 and self._fresh_data():
                 self.metrics.start_test()  # the test starts now, its data ready
                 self._restart_run_time()
+                timed_from = datetime.now(timezone.utc)
             self.prepare()
             self._start_open_models(1)
             if self.role == MASTER:
@@ -451,7 +458,7 @@ class FolioRun:
         users = getattr(runner, "target_user_count", None) or getattr(options, "num_users", None) or 0
         self.test = record = TestRecord(start=datetime.now(timezone.utc), users_target=int(users),
                                         spawn_rate=getattr(options, "spawn_rate", None),
-                                        duration_s=float(run_time) if run_time else None)
+                                        duration_s=float(run_time) if run_time else None, timed_from=timed_from)
         if self.db_dsn:
             record.dbmon = self._start_dbmon()
         record.servers = self._start_servers(record)
@@ -502,7 +509,8 @@ class FolioRun:
         done = subprocess.run(cmd, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True)
         if done.returncode != 0:
             said = (done.stderr.strip().splitlines() or [f"exit code {done.returncode}"])[-1]
-            raise FolioperfError(f"the data could not be reset for this test: {said.removeprefix('folioperf: error: ')}")
+            said = said.removeprefix("folioperf: error: ")
+            raise FolioperfError(f"the data could not be reset for this test: {said}")
         log.info("dataset %s reset to its seeded state for this test", Path(spec).stem)
 
     def _restart_run_time(self) -> None:

@@ -74,7 +74,8 @@ def attach(run: FolioRun, web_ui: Any) -> None:
 
 
 def _options(group: Any) -> str:
-    return ", ".join(f"--{k.replace('_', '-')} {v}" for k, v in sorted(vars(group.options).items()) if v not in (None, ""))
+    values = sorted(vars(group.options).items())
+    return ", ".join(f"--{k.replace('_', '-')} {v}" for k, v in values if v not in (None, ""))
 
 
 def about(run: FolioRun) -> list[tuple[str, str]]:

@@ -273,9 +273,10 @@ def test_a_pools_file_used_by_a_second_test_goes_on_from_the_first(folio_sandbox
     with open(log, "w") as out:
         proc = subprocess.Popen(
             locust_command("-f", str(LOCUSTFILE), "--web-host", "127.0.0.1", "--web-port", str(web), "--workflow",
-                           str(WORKFLOWS / "cico.py"), "--pools", "pools.json", "--tenant", "poolsweb", "--host", sb.url,
-                           "--results", "out", "--stop-timeout", "5"),
-            cwd=tmp_path, env=clean_env(FOLIOPERF_PASSWORD=sb.password), stdout=out, stderr=subprocess.STDOUT, text=True)
+                           str(WORKFLOWS / "cico.py"), "--pools", "pools.json", "--tenant", "poolsweb",
+                           "--host", sb.url, "--results", "out", "--stop-timeout", "5"),
+            cwd=tmp_path, env=clean_env(FOLIOPERF_PASSWORD=sb.password), stdout=out, stderr=subprocess.STDOUT,
+            text=True)
 
     def finished() -> list:
         root = tmp_path / "out"

@@ -127,7 +127,8 @@ def test_plugin_and_file_workflows_run_side_by_side(folio_sandbox, admin_token, 
     assert broken["num_requests"] > 0 and broken["num_failures"] == broken["num_requests"]
     assert stats[("GET", "/no-such-module/{id}")]["num_failures"] == broken["num_requests"]
     assert ("GET", "/service-points") not in stats  # the call after the failed one never ran
-    assert {(f["Method"], f["Name"]) for f in run.failures()} == {("Transaction", "Broken"), ("GET", "/no-such-module/{id}")}
+    assert {(f["Method"], f["Name"]) for f in run.failures()} == {("Transaction", "Broken"),
+                                                                  ("GET", "/no-such-module/{id}")}
     # as Locust's Failures tab shows them: each row names the call, the error says how it failed
     assert {(f["Name"], f["Error"]) for f in run.failures()} == {
         ("Broken", "GET /no-such-module/{id}: HTTP 404 No suitable module found for path /no-such-module/x for tenant diku"),
