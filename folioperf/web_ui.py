@@ -1,8 +1,8 @@
 """Locust's web UI showing folioperf, through the seams Locust offers a plugin (its Flask app, its template
 arguments, an extra tab):
 
-- the start form's custom parameters read as short labels (`LABELS`, a workflow option's help up to its first
-  clause), not whole help texts the form cuts with "…";
+- the start form's custom parameters read as short labels (`LABELS`; a workflow's options after its name,
+  "check-in-check-out: the FOLIO UI release whose pages to drive"), not whole help texts the form cuts with "…";
 - "Current ratio" names each group of users by its workflow (and its options), not by the classes that run
   it (`WorkflowUser / CheckInCheckOut / checkInOrOut`);
 - a "folioperf" tab: the workflow, its options (a release, a mix), and once a test has ended its results
@@ -41,8 +41,20 @@ LABELS = {
 
 
 def short(help_text: str) -> str:
-    """A help text's first clause: "scale of the think times: 1 = PTF's" is "scale of the think times"."""
-    return re.split(r"[:;(]| \(|, e\.g\.", help_text, maxsplit=1)[0].strip()
+    """A help text's first clause: "the pages to drive, as the plan does (default x)" is "the pages to drive"."""
+    return re.split(r"; | \(|, ", help_text, maxsplit=1)[0].strip()
+
+
+def labels(run: FolioRun) -> dict[str, tuple[str, Any]]:
+    """The web form's label of each option, and the default it shows when the parser has none: folioperf's
+    `LABELS`; a workflow's own after the workflow's name (the form names no workflow otherwise), with the
+    workflow's default (its parser's is None: "not given")."""
+    found: dict[str, tuple[str, Any]] = {key: (label, None) for key, label in LABELS.items()}
+    for workflow in run.workflows:
+        for option in workflow.options:
+            label = f"{workflow.name}: {short(option.help)}" if option.help else workflow.name
+            found[option.dest] = (label, None if option.default is None else str(option.default))
+    return found
 
 
 def attach(run: FolioRun, web_ui: Any) -> None:
@@ -53,9 +65,13 @@ def attach(run: FolioRun, web_ui: Any) -> None:
 
     def update_template_args() -> None:
         update()
+        shown = labels(run)
         for key, option in (web_ui.template_args.get("extra_options") or {}).items():
-            if option.get("help_text"):
-                option["help_text"] = LABELS.get(key) or short(option["help_text"])
+            label, default = shown.get(key, (None, None))
+            if label or option.get("help_text"):
+                option["help_text"] = label or short(option["help_text"])
+            if option.get("default_value") is None and default is not None:
+                option["default_value"] = default
 
     web_ui.update_template_args = update_template_args
     web_ui.template_args["extended_tabs"] = [{"title": "folioperf", "key": TAB}]

@@ -145,6 +145,7 @@ def test_web_ui_driven_from_a_browser_writes_the_results(folio_sandbox, chromium
             # short labels, not whole help texts the form cuts with "…"
             assert "failure share allowed, e.g. 1%" in form and "any failure" not in form and "%%" not in form
             assert "think times: 1 = PTF's, 0 = none" in form and "maximum pressure" not in form
+            assert "browse: also look up a service point in each transaction" in form  # the workflow by name
             assert "--variant" not in form and "/tmp" not in form  # no other workflow's options, no temporary path
             page.get_by_role("button", name="Start").click()
             # a call's row is its path (its type the method), not `GET GET /groups/{id}`
