@@ -196,6 +196,10 @@ def _ui_count(url: str, name: str) -> int:
     return sum(e["num_requests"] for e in rows) if running else 0
 
 
+def _ui_state(url: str) -> str:
+    return requests.get(f"{url}/stats/requests", timeout=10).json()["state"]
+
+
 def _finished(root: Path) -> list[Path]:
     """The results directories written whole (not a test's partial one, written as it runs)."""
     return [p for p in results_in(root) if not p.name.endswith("-partial") and (p / "run.json").is_file()]
@@ -230,6 +234,8 @@ def test_three_tests_from_the_web_ui_each_start_from_the_seeded_data(run_dsn, ch
                          f"check-outs in test {n}", timeout=120)
                 page.get_by_role("button", name="Stop").click()
                 wait_for(lambda: len(_finished(tmp_path / "out")) == n, f"the results of test {n}", timeout=120)
+                # no answer of this test's, kept for 2 s, may count for the next one
+                wait_for(lambda: _ui_state(ui) == "stopped", f"the UI to say test {n} stopped")
             browser.close()
         os.kill(proc.pid, signal.SIGINT)
         output, _ = proc.communicate(timeout=60)
