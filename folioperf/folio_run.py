@@ -24,6 +24,8 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import subprocess
+import sys
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -36,12 +38,12 @@ import gevent.event
 import psutil
 import requests
 from locust.event import EventHook
-from locust.runners import STATE_MISSING, MasterRunner, WorkerRunner
+from locust.runners import STATE_MISSING, STATE_SPAWNING, MasterRunner, WorkerRunner
 
-from folioperf import locust_memory, okapi_trace, results
+from folioperf import locust_memory, locust_stats, okapi_trace, results
 from folioperf.auth import Credentials, Logins
 from folioperf.backoff import TARGET_DOWN_SECONDS, IterationWatch, TargetWatch
-from folioperf.config import PASSWORD_ENV
+from folioperf.config import DB_ENV, PASSWORD_ENV
 from folioperf.console import LiveView, print_summary
 from folioperf.dbmon import DbMonitor
 from folioperf.distributed import REPORT_GRACE_SECONDS, Coordinator, Link, Seal, quit_once
@@ -71,6 +73,7 @@ CHECKPOINT_SECONDS = 60.0  # a long run's results so far are written this often,
 USERS_MISSING_SECONDS = 5.0  # after full load, fewer users than asked for longer than this (in all) is flagged
 USERS_SETTLE_SECONDS = 5.0  # ... counted from this long after full load: workers report their users every 3 s
 WATCH_SECONDS = 1.0
+RUN_TIME_SLACK_S = 1.0  # a test stopped this close to its run time ended by it (Locust's timer starts a moment early)
 TRIM_EVERY = 10  # watches: Locust's own statistics held to what they show (folioperf.locust_memory)
 UNTRACED_BEFORE_SAYING = 20  # --trace: API responses without trace headers before saying the target sends none
 MASTER, WORKER, LOCAL = "master", "worker", "local"
@@ -83,7 +86,7 @@ class TestRecord:
     start: datetime
     users_target: int
     spawn_rate: float | None
-    duration_s: float | None
+    duration_s: float | None  # as asked (the run time)
     peak_users: int = 0
     users_per_worker: dict[str, int] = field(default_factory=dict)
     full_load_at: datetime | None = None
@@ -104,6 +107,17 @@ class TestRecord:
     fewest_users: int | None = None  # ... and the fewest then
     sandbox_gone: bool = False  # the built-in sandbox's process exited during the test
     silence_said: bool = False  # the target's current silence was told
+    stopped: datetime | None = None  # when its stop began (the run time's end, the web UI's Stop, Ctrl-C)
+    timed_from: datetime | None = None  # when its run time began (Locust's timer: before test_start's work)
+
+    def ran_s(self, end: datetime) -> float:
+        """How long the load ran, up to its stop: the run time asked for, or less when the test was stopped
+        before it (a test stopped after 37 s of 60 is recorded as 37 s)."""
+        stopped = self.stopped or end
+        timed = (stopped - (self.timed_from or self.start)).total_seconds()
+        if self.duration_s and timed > self.duration_s - RUN_TIME_SLACK_S:
+            return self.duration_s  # ended by its run time
+        return round((stopped - self.start).total_seconds(), 1)
 
     def users_missing(self) -> bool:
         return self.users_missing_s > USERS_MISSING_SECONDS
@@ -135,6 +149,8 @@ class FolioRun:
         self.iterations = IterationWatch()  # whether every iteration raises (folioperf.backoff)
         self.share = 1  # how many processes share the open model's rate (the master says, in its setup)
         self.test: TestRecord | None = None
+        self.tests = 0  # tests started in this process (master or local)
+        self._keep_store = False  # the next test goes on with the pools as the former one left them
         self.stopping = False
         self._quitting = False  # the process is shutting down (see _on_quitting)
         self.last_results: Path | None = None
@@ -163,6 +179,7 @@ class FolioRun:
         import locust.stats  # noqa: PLC0415
 
         locust.stats.bucket_response_time = locust_bucket
+        locust_stats.count_calls_only(self.environment.stats)
         events = self.environment.events
         events.request.add_listener(self.metrics.record)
         events.test_start.add_listener(self._on_test_start)
@@ -293,7 +310,7 @@ class FolioRun:
         pools: dict[str, list] = {}
         if self.modes:
             names = ", ".join(w.name for w in self.workflows)
-            if self.settings.pools:
+            if self.settings.pools and not (self.settings.redraw_pools and self.tests > 1):
                 document = read_pools_file(self.settings.pools)
                 source = f"pools file {self.settings.pools}"
                 tenant = document.get("tenant")
@@ -409,10 +426,19 @@ class FolioRun:
         self.metrics.start_test()
         self.target_watch.reset()
         self.iterations.reset()
+        self.tests += 1
         runner = self.environment.runner
         options = self.environment.parsed_options
+        timed_from = datetime.now(timezone.utc)
         try:
             self.configure()  # web UI: the form's values
+            if self.tests > 1:
+                # Locust says "spawning" only once test_start is over; "stopped" meanwhile ends the web UI's polling
+                runner.update_state(STATE_SPAWNING)
+            if self.tests > 1 and self._fresh_data():
+                self.metrics.start_test()  # the test starts now, its data ready
+                self._restart_run_time()
+                timed_from = datetime.now(timezone.utc)
             self.prepare()
             self._start_open_models(1)
             if self.role == MASTER:
@@ -423,7 +449,8 @@ class FolioRun:
                     log.info("test data sent to %d worker(s): %s", count, ", ".join(
                         f"{n} {len(e)}{' (each worker all)' if self.modes[n] == SHARED else ''}" for n, e in pools.items()))
             else:
-                self.store.load(self.pool_data(), self.modes)
+                if not self._keep_store:
+                    self.store.load(self.pool_data(), self.modes)
                 self._users_about_to_run()
         except FolioperfError as exc:
             self.stop_run(str(exc), exc.exit_code)
@@ -431,7 +458,7 @@ class FolioRun:
         users = getattr(runner, "target_user_count", None) or getattr(options, "num_users", None) or 0
         self.test = record = TestRecord(start=datetime.now(timezone.utc), users_target=int(users),
                                         spawn_rate=getattr(options, "spawn_rate", None),
-                                        duration_s=float(run_time) if run_time else None)
+                                        duration_s=float(run_time) if run_time else None, timed_from=timed_from)
         if self.db_dsn:
             record.dbmon = self._start_dbmon()
         record.servers = self._start_servers(record)
@@ -446,6 +473,55 @@ class FolioRun:
             gevent.spawn(self._checkpoints, record)
         if self.settings.live:
             self._start_live(record)
+
+    def _fresh_data(self) -> bool:
+        """Master or local, before a test after the first in this process (the web UI's next test, a Locust
+        master's next): the test starts as a new run would, not on the items the former test checked out or
+        placed holds on, which its pools would hand out again. The datasets `folioperf run` seeded are reset and
+        the pools drawn again; pools drawn at the test's start (plain Locust) are drawn again from the data as it
+        is now; a pools file of the user's, with nothing reset, goes on from where the former test left its
+        entries (one process), or is refused (a master: its workers hold them). Says whether the data changed."""
+        s = self.settings
+        self._keep_store = False
+        for spec in s.reset_datasets.split(",") if s.reset_datasets else ():
+            self._reset_dataset(spec)
+        if s.redraw_pools or not s.pools:
+            self._pools = None
+            return bool(s.reset_datasets) or bool(self.modes)
+        if not s.reset_datasets and any(mode != SHARED for mode in self.modes.values()):
+            if self.role == MASTER:
+                raise FolioperfError(
+                    f"pools file {s.pools} was handed out to the previous test, whose users used its items: a second "
+                    "test would take them again (an item checked out twice); start Locust again with a fresh pools "
+                    "file (`folioperf pools`), or use `folioperf run --web`, which resets the data before each test")
+            self._keep_store = True
+            log.info("pools file %s: this test goes on from where the previous one left its entries", s.pools)
+        return bool(s.reset_datasets)
+
+    def _reset_dataset(self, spec: str) -> None:
+        """`folioperf reset` in a child process: seeding's generator and threads are not for a gevent-patched one."""
+        if not self.db_dsn:
+            raise FolioperfError("the data cannot be reset for this test: no --db")
+        cmd = [sys.executable, "-m", "folioperf", "reset", spec, "--tenant", self.settings.tenant]
+        if self.settings.reset_scale:
+            cmd += ["--scale", repr(self.settings.reset_scale)]
+        env = {**os.environ, DB_ENV: self.db_dsn}  # the environment, never argv: the DSN may hold a password
+        done = subprocess.run(cmd, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True)
+        if done.returncode != 0:
+            said = (done.stderr.strip().splitlines() or [f"exit code {done.returncode}"])[-1]
+            said = said.removeprefix("folioperf: error: ")
+            raise FolioperfError(f"the data could not be reset for this test: {said}")
+        log.info("dataset %s reset to its seeded state for this test", Path(spec).stem)
+
+    def _restart_run_time(self) -> None:
+        """The web UI's run-time timer began with the form, before the data was ready: the test runs its
+        whole run time from now, as a new run would (Locust keeps the timer on its web UI)."""
+        web_ui = self.environment.web_ui
+        run_time = getattr(self.environment.parsed_options, "run_time", None)
+        if web_ui is None or not run_time or getattr(web_ui, "_run_time_greenlet", None) is None:
+            return
+        web_ui._cancel_run_time_timer()
+        web_ui._run_time_greenlet = gevent.spawn_later(run_time, web_ui._stop_runners)
 
     def _start_open_models(self, share: int) -> None:
         for group in self.groups.values():
@@ -463,6 +539,7 @@ class FolioRun:
         record = self.test
         if record is None or record.ended:
             return
+        record.stopped = datetime.now(timezone.utc)
         self.metrics.stop()  # the measured duration (requests/s, the achieved rate) ends when stopping begins
         if self.coordinator is None:
             return
@@ -711,7 +788,7 @@ class FolioRun:
             if self.settings.results_dir:
                 served = _difference(self._served(), record.served_before) if record.served_before is not None else {}
                 info = self._run_info(record, flags, code, rates, end,
-                                      _by_api(served, [e.name for e in snapshot.apis()]))
+                                      _by_api(served, [e.name for e in snapshot.apis()]), duration_s=record.ran_s(end))
                 html = self._locust_html()
                 path = results.write(self.settings.results_dir, info, snapshot, report_html=html, db=db,
                                      server=server, secrets=self._secrets(),
@@ -776,7 +853,9 @@ class FolioRun:
             return None
 
     def _run_info(self, record: TestRecord, flags: Flags, code: int | None, rates: dict[str, RateStatus],
-                  end: datetime, served: dict[str, int] | None = None) -> results.RunInfo:
+                  end: datetime, served: dict[str, int] | None = None,
+                  duration_s: float | None = None) -> results.RunInfo:
+        """`duration_s`: how long the load ran (default: as asked, for a checkpoint of a test under way)."""
         environment = self.environment
         settings = self.settings
         chosen: dict[str, Any] = {"auth": settings.auth, "login": settings.login, "think_time": settings.think_time,
@@ -808,7 +887,7 @@ class FolioRun:
             start=record.start, end=end, description="; ".join(w.description for w in self.workflows),
             options=chosen, tag=settings.tag,
             ramp_up_s=((record.users_target - 1) / record.spawn_rate) if record.spawn_rate else None,
-            spawn_rate=record.spawn_rate, duration_s=record.duration_s,
+            spawn_rate=record.spawn_rate, duration_s=duration_s if duration_s is not None else record.duration_s,
             rate=single.target_per_s if single else None, scenario=scenario,
             workers=len(record.seen_workers) if self.role == MASTER else 0,
             peak_cpu_percent=round(record.peak_cpu, 1), flags=flags, exit_code=code,

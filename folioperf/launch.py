@@ -25,6 +25,7 @@ master's live view has the terminal.
 from __future__ import annotations
 
 import argparse
+import errno
 import math
 import os
 import secrets
@@ -252,6 +253,22 @@ def _check_prometheus(args: argparse.Namespace) -> None:
     listen(args.prometheus).close()
 
 
+def _check_web_port(args: argparse.Namespace) -> None:
+    """--web: the UI's port is free now (Locust's web server takes it once the master starts): a taken one is
+    one line here, not Locust's tracebacks after the sandbox and the seeding."""
+    if not args.web:
+        return
+    with socket.socket() as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as Locust's server does: TIME_WAIT is no use
+        try:
+            sock.bind(("127.0.0.1", args.web_port))
+        except OSError as exc:
+            reason = {errno.EADDRINUSE: "it is already in use", errno.EACCES: "no permission to listen there"}.get(
+                exc.errno or 0, exc.strerror or str(exc))
+            raise FolioperfError(f"--web-port {args.web_port}: the web UI cannot listen on port {args.web_port}: "
+                                 f"{reason}; give another --web-port") from None
+
+
 def plan(args: argparse.Namespace) -> Plan:
     """Everything checked, nothing started (a bad command line is exit 2 within a second)."""
     spec = args.workflow_file or args.workflow
@@ -321,6 +338,7 @@ def plan(args: argparse.Namespace) -> Plan:
         read_pools_file(args.pools)
     _check_results_dir(args.results_dir)
     _check_prometheus(args)
+    _check_web_port(args)
     check_server_metrics(args.server_metrics, args.server_metrics_queries, sandbox=not args.okapi_url)
     return Plan(spec, units, extra, users, spawn_rate, duration, chosen_scenario, duration_note)
 
@@ -401,7 +419,7 @@ def _sandbox(args: argparse.Namespace, stack: ExitStack, directory: str) -> Endp
         options["latency_profile"] = args.latency_profile
     if args.folio_release:
         options["folio_release"] = args.folio_release
-    if args.trace:  # Okapi's trace_headers=true, which --trace reads
+    if args.trace or args.web:  # Okapi's trace_headers=true, which --trace reads (and the web form's "Trace" box)
         options["trace_headers"] = True
     err.print(f"starting the sandbox on {db.redact(dsn)} ...")
     sandbox = start_sandbox(dsn, log_path=os.path.join(directory, "sandbox.log"), **options)
@@ -418,10 +436,15 @@ def _folio(args: argparse.Namespace) -> Endpoint:
     return Endpoint(args.okapi_url.rstrip("/"), tenant, username, password, args.db)
 
 
-def _locust_args(args: argparse.Namespace, chosen: Plan, target: Endpoint, pools: str | None) -> list[str]:
+def _locust_args(args: argparse.Namespace, chosen: Plan, target: Endpoint, pools: str | None,
+                 seeded: list[Any] | None = None) -> list[str]:
     values = dict(vars(args))
     values.update(tenant=target.tenant, username=target.username, pools=pools, db=target.dsn,
                   sandbox_pid=target.sandbox_pid, live=True, results_dir=os.path.abspath(args.results_dir))
+    if args.web:  # each test of the web UI after the first starts from the seeded state, with pools of its own
+        values.update(redraw_pools=not args.pools)
+        if seeded:
+            values.update(reset_datasets=",".join(os.path.abspath(ds.path) for ds in seeded), reset_scale=args.scale)
     cmd = [*LOCUST, "-f", locustfile(),
            *(chosen.scenario_args(args) or ["--workflow", chosen.spec]), "--host", target.url,
            "-u", str(chosen.users), "-r", f"{chosen.spawn_rate:g}", "-t", f"{chosen.duration}s",
@@ -569,15 +592,17 @@ def _run(args: argparse.Namespace, chosen: Plan, processes: Processes, started: 
     with ExitStack() as stack, tempfile.TemporaryDirectory(prefix="folioperf-run-") as directory:
         if args.okapi_url:
             target = _folio(args)
-            for ds in chosen.datasets() if args.seed else ():
+            seeded = chosen.datasets() if args.seed else []
+            for ds in seeded:
                 _prepare_data(args.db, target.tenant, ds, args.scale, replace_mismatch=False)
         else:
             target = _sandbox(args, stack, directory)
             assert target.dsn is not None  # the sandbox's own database
-            for ds in chosen.datasets() if not args.no_seed else ():
+            seeded = chosen.datasets() if not args.no_seed else []
+            for ds in seeded:
                 _prepare_data(target.dsn, target.tenant, ds, args.scale, replace_mismatch=True)
         pools = args.pools or _pools_file(target, chosen.units, directory)
-        cmd = _locust_args(args, chosen, target, pools)
+        cmd = _locust_args(args, chosen, target, pools, seeded)
         stack.callback(processes.kill)
         workers = (os.cpu_count() or 1) if args.workers == -1 else args.workers
         if workers or args.master:

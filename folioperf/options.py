@@ -299,6 +299,11 @@ RUN_OPTIONS: tuple[Opt, ...] = (
          metavar="FILE", web_ui=False),
     _run("--sandbox-pid", "", type=int, hidden=True, web_ui=False),
     _run("--live", "", switch=True, hidden=True, web_ui=False),
+    # folioperf run --web: what makes each test after the first start as a new run would (the datasets this run
+    # seeded, reset at this scale; pools drawn again rather than the first test's, whose items that test used)
+    _run("--reset-datasets", "", metavar="NAME,...", hidden=True, web_ui=False),
+    _run("--reset-scale", "", type=positive, hidden=True, web_ui=False),
+    _run("--redraw-pools", "", switch=True, hidden=True, web_ui=False),
 )
 
 # `folioperf run`'s own options: Locust's names where Locust has the same thing.
@@ -428,6 +433,9 @@ class Settings:
     server_metrics_queries: str | None = None
     sandbox_pid: int | None = None
     live: bool = False
+    reset_datasets: str | None = None
+    reset_scale: float | None = None
+    redraw_pools: bool = False
 
     @classmethod
     def from_options(cls, options: Any) -> Settings:

@@ -26,6 +26,7 @@ from locust import argument_parser, events
 from locust.argument_parser import get_empty_argument_parser
 
 from folioperf import scenario
+from folioperf import web_ui as folioperf_web_ui
 from folioperf.distributed import ensure_worker_key
 from folioperf.errors import FolioperfError
 from folioperf.folio_run import WORKER, FolioRun
@@ -170,6 +171,8 @@ def _on_init(environment: Any, **_kwargs: Any) -> None:
         if run.role != WORKER:
             run.serve_metrics()
             run.prepare()
+            if environment.web_ui is not None:
+                folioperf_web_ui.attach(run, environment.web_ui)
     except FolioperfError as exc:
         log.error(str(exc))
         raise SystemExit(exc.exit_code) from None

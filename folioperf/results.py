@@ -87,8 +87,9 @@ def current_versions() -> dict[str, str]:
 
 @dataclass(frozen=True)
 class RunInfo:
-    """run.json. `start`/`end` are timezone-aware; `duration_s` is the requested duration. `users` is the peak
-    of users that ran at once (what the reports show), `users_target` how many were asked for, and
+    """run.json. `start`/`end` are timezone-aware; `duration_s` is how long the load ran: the requested duration,
+    or less for a test stopped before it (the web UI's Stop, Ctrl-C; a checkpoint: as requested). `users` is
+    the peak of users that ran at once (what the reports show), `users_target` how many were asked for, and
     `full_load_at` when all of them were running (None: never)."""
 
     workflow: str

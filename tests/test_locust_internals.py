@@ -51,11 +51,22 @@ INTERNALS = [
      "and 'self._state' in inspect.getsource(locust.user.users.User) and isinstance(locust.user.users.User.greenlet, property)"),
     ("FastHttpSession.request adds Accept-Encoding only when none is given", "the workflows' plan headers set their own",
      "'Accept-Encoding' in inspect.getsource(locust.contrib.fasthttp.FastHttpSession.request)"),
+    ("RequestStats.log_request(method, name, response_time, content_length), .log_error(method, name, error), "
+     "StatsError.create_key and .occurred", "folioperf/locust_stats.py replaces both on a process's stats",
+     "list(inspect.signature(locust.stats.RequestStats.log_request).parameters)[1:] == "
+     "['method', 'name', 'response_time', 'content_length'] "
+     "and list(inspect.signature(locust.stats.RequestStats.log_error).parameters)[1:] == ['method', 'name', 'error'] "
+     "and callable(locust.stats.StatsError.create_key) and callable(locust.stats.StatsError.occurred)"),
+    ("WebUI.update_template_args, ._run_time_greenlet, ._cancel_run_time_timer, ._stop_runners",
+     "folioperf/web_ui.py extends the start page; folioperf/folio_run.py restarts the run-time timer after a reset",
+     "callable(locust.web.WebUI.update_template_args) and all(a in inspect.getsource(locust.web.WebUI) for a in "
+     "('self._run_time_greenlet', 'def _cancel_run_time_timer', 'def _stop_runners'))"),
 ]
 
 PROBE = textwrap.dedent("""
     import inspect, json, sys
-    import locust, locust.argument_parser, locust.contrib.fasthttp, locust.runners, locust.stats, locust.user.task, locust.user.users
+    import locust, locust.argument_parser, locust.contrib.fasthttp, locust.runners, locust.stats, locust.user.task
+    import locust.user.users, locust.web
     out = []
     for what, where, check in json.loads(sys.stdin.read()):
         try:

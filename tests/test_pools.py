@@ -15,10 +15,11 @@ import psycopg
 import pytest
 import requests
 
+from folioperf import results
 from folioperf.errors import FolioperfError
 from folioperf.outcome import EXIT_STOPPED
 from folioperf.pools import PoolExhausted, PoolStore, UserPools, check_declared, read_pools_file, split
-from tests.locust_process import LOCUSTFILE, WORKFLOWS, clean_env, free_port, locust_args, locust_command
+from tests.locust_process import LOCUSTFILE, WORKFLOWS, answered, clean_env, free_port, locust_args, locust_command, wait_for
 
 MODES = {"users": "shared", "available": "exclusive", "checked_out": "exclusive", "tickets": "once"}
 
@@ -255,3 +256,56 @@ def test_two_workers_never_hand_one_item_to_two_users(folio_sandbox_factory, tmp
     assert sum(loans.values()) == check_outs + 10  # the run's check-outs and the seeded ones
     assert max(loans.values()) >= 3  # checked in items were checked out again
     assert open_loans[0] == open_loans[1]  # never two open loans on one item
+
+
+def test_a_pools_file_used_by_a_second_test_goes_on_from_the_first(folio_sandbox_factory, tmp_path):
+    """Plain Locust with --pools and its web UI, two tests: before, the second got the file's items again, among
+    them those the first had checked out (each check-out of one a 422). Now it goes on from where the first left
+    its items."""
+    sb = folio_sandbox_factory(tenants=("poolsweb",))
+    pools = seed_circulation(sb, sb.login(), items=8, users=2, checked_out=0)
+    (tmp_path / "pools.json").write_text(json.dumps({"format": "folioperf-pools/1", "tenant": "poolsweb",
+                                                     "source": "api", "created": _now(), "pools": pools}))
+    web = free_port()
+    ui = f"http://127.0.0.1:{web}"
+    log = tmp_path / "locust.log"
+    with open(log, "w") as out:
+        proc = subprocess.Popen(
+            locust_command("-f", str(LOCUSTFILE), "--web-host", "127.0.0.1", "--web-port", str(web), "--workflow",
+                           str(WORKFLOWS / "cico.py"), "--pools", "pools.json", "--tenant", "poolsweb",
+                           "--host", sb.url, "--results", "out", "--stop-timeout", "5"),
+            cwd=tmp_path, env=clean_env(FOLIOPERF_PASSWORD=sb.password), stdout=out, stderr=subprocess.STDOUT,
+            text=True)
+
+    def finished() -> list:
+        root = tmp_path / "out"
+        return [p for p in root.iterdir() if (p / "run.json").is_file() and not p.name.endswith("-partial")] \
+            if root.is_dir() else []
+
+    def check_outs() -> int:
+        return answered(sb.counters(), "POST /circulation/check-out-by-barcode")
+
+    try:
+        def up() -> bool:
+            try:
+                return requests.get(ui, timeout=5).ok
+            except requests.ConnectionError:
+                assert proc.poll() is None, log.read_text()
+                return False
+
+        wait_for(up, "the web UI")
+        start = {"user_count": 2, "spawn_rate": 2, "host": sb.url}
+        for n in (1, 2):
+            before = check_outs()
+            assert requests.post(ui + "/swarm", data=start, timeout=10).json()["success"]
+            wait_for(lambda before=before: check_outs() >= before + 4, f"check-outs in test {n}")
+            assert requests.post(ui + "/stop", timeout=10).json()["success"]
+            wait_for(lambda n=n: len(finished()) == n, f"the results of test {n}")
+    finally:
+        proc.terminate()
+        proc.wait(timeout=60)
+    output = log.read_text()
+    assert "Traceback" not in output, output[-3000:]
+    for path in finished():
+        failed = [(e.name, e.failures) for e in results.load(path).entries if e.failures]
+        assert not failed, (path.name, failed, (path / "failures.csv").read_text())

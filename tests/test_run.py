@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -13,7 +15,9 @@ import psutil
 import pytest
 import requests
 
+from folioperf import results
 from tests.locust_process import (
+    SEEDS_FULL_CICO,
     WORKFLOWS,
     answered,
     clean_env,
@@ -21,6 +25,7 @@ from tests.locust_process import (
     folioperf_command,
     free_port,
     only_results,
+    results_in,
     served,
     start_run,
     wait_for,
@@ -102,6 +107,7 @@ def test_ctrl_c_mid_run_writes_a_complete_directory_flagged_interrupted(folio_sa
     res = only_results(tmp_path / "out")
     assert res.run.flags.interrupted and res.run.exit_code == 130
     assert res.run.elapsed_s < 60
+    assert res.run.duration_s <= res.run.elapsed_s  # the time the load ran, not the 2 minutes asked for
     assert res.entry("Transaction", "Browse").count > 0
     assert {p.name for p in res.path.iterdir()} >= {"run.json", "stats.json", "timeseries.csv", "failures.csv", "locust-report.html"}
 
@@ -147,16 +153,35 @@ def test_web_ui_driven_from_a_browser_writes_the_results(folio_sandbox, chromium
             browser = p.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
             page = browser.new_page()
             page.goto(f"http://127.0.0.1:{port}/")
-            form = page.content()  # the page holds the form's options and their help texts
-            assert "share, e.g. 1% (default 0: any failure)" in form and "%%" not in form
+            form = page.content()  # the page holds the form's options and their labels
+            # short labels, not whole help texts the form cuts with "…"
+            assert "failure share allowed, e.g. 1%" in form and "any failure" not in form and "%%" not in form
+            assert "think times: 1 = PTF's, 0 = none" in form and "maximum pressure" not in form
+            assert "browse: also look up a service point in each transaction" in form  # the workflow by name
             assert "--variant" not in form and "/tmp" not in form  # no other workflow's options, no temporary path
             page.get_by_role("button", name="Start").click()
-            expect(page.get_by_text("GET /groups/{id}")).to_be_visible(timeout=30_000)
+            # a call's row is its path (its type the method), not `GET GET /groups/{id}`
+            expect(page.get_by_role("cell", name="/groups/{id}", exact=True)).to_be_visible(timeout=30_000)
             expect(page.get_by_role("cell", name="Browse", exact=True)).to_be_visible(timeout=30_000)
             page.get_by_role("button", name="Stop").click()
             wait_for(lambda: (tmp_path / "out").exists() and any(
                 not p.name.startswith(".") for p in (tmp_path / "out").iterdir()), "the results directory")
+            (written,) = _finished(tmp_path / "out")
+            page.get_by_role("tab", name="folioperf").click()  # the workflow, and where the test's results went
+            report = page.get_by_role("cell", name=f"folioperf report {written} -o report.md")
+            expect(report).to_be_visible(timeout=10_000)
+            expect(page.get_by_role("cell", name="browse", exact=True)).to_be_visible()
+            page.get_by_role("tab", name="Current ratio").click()  # the workflow, not the classes that run it
+            expect(page.get_by_text(re.compile(r"^[\d.]+% browse\b")).first).to_be_visible(timeout=10_000)
+            assert "WorkflowUser" not in page.locator("main").inner_text()
             browser.close()
+        # the header's RPS and failures and the Aggregated row are of API calls: a transaction is their sum
+        stats = requests.get(f"http://127.0.0.1:{port}/stats/requests", timeout=10).json()["stats"]
+        *rows, total = stats
+        calls = [e for e in rows if e["method"] not in ("Transaction", "Script", "Scheduled", "Error")]
+        assert total["name"] == "Aggregated" and len(calls) < len(rows)
+        assert total["num_requests"] == sum(e["num_requests"] for e in calls)
+        assert not [e["name"] for e in rows if e["name"].startswith(e["method"] + " ")]
         os.kill(proc.pid, signal.SIGINT)
         output, _ = proc.communicate(timeout=60)
     finally:
@@ -165,6 +190,106 @@ def test_web_ui_driven_from_a_browser_writes_the_results(folio_sandbox, chromium
     res = only_results(tmp_path / "out")
     assert res.run.users == 2 and not res.run.flags.interrupted
     assert res.entry("Transaction", "Browse").count > 0
+
+
+def _web_ui_answers(url: str) -> bool:
+    try:
+        return requests.get(url, timeout=1).status_code == 200
+    except requests.RequestException:
+        return False
+
+
+def _ui_count(url: str, name: str) -> int:
+    """How many `name` requests the web UI's statistics count in the test under way (the UI's answer is kept
+    for 2 s: one from before the test started, the former test's, says "stopped")."""
+    answer = requests.get(f"{url}/stats/requests", timeout=10).json()
+    running = answer["state"] in ("spawning", "running")
+    rows = [e for e in answer["stats"] if name in (e["name"], f"{e['method']} {e['name']}")]  # a call's is its path
+    return sum(e["num_requests"] for e in rows) if running else 0
+
+
+def _ui_state(url: str) -> str:
+    return requests.get(f"{url}/stats/requests", timeout=10).json()["state"]
+
+
+def _finished(root: Path) -> list[Path]:
+    """The results directories written whole (not a test's partial one, written as it runs)."""
+    return [p for p in results_in(root) if not p.name.endswith("-partial") and (p / "run.json").is_file()]
+
+
+@SEEDS_FULL_CICO
+@pytest.mark.long_run(150)
+def test_three_tests_from_the_web_ui_each_start_from_the_seeded_data(run_dsn, chromium, tmp_path):
+    """Before, the second and third tests of one web UI session got the first's pools again and checked out the
+    items it had lent (HTTP 422 "Item is already checked out"), and each test stopped from the UI was recorded
+    as lasting its whole run time."""
+    from playwright.sync_api import expect, sync_playwright
+
+    port = free_port()
+    ui = f"http://127.0.0.1:{port}"
+    proc = start_run(["check-in-check-out", "--users", "4", "--web", "--web-port", str(port), "--results", "out"],
+                     tmp_path, FOLIOPERF_DB=run_dsn)
+    try:
+        wait_for(lambda: _web_ui_answers(ui) or proc.poll() is not None, "the web UI", timeout=400)  # seeds cico
+        assert proc.poll() is None, proc.communicate()[0]
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
+            page = browser.new_page()
+            page.goto(ui)
+            for n in range(1, 4):
+                if n > 1:
+                    page.get_by_role("button", name="New").click()
+                page.get_by_role("button", name="Start").click()
+                # shown once the test runs: its data is reset and its pools drawn first
+                expect(page.get_by_role("button", name="Stop")).to_be_visible(timeout=120_000)
+                wait_for(lambda: _ui_count(ui, "POST /circulation/check-out-by-barcode") >= 3,
+                         f"check-outs in test {n}", timeout=120)
+                page.get_by_role("button", name="Stop").click()
+                wait_for(lambda n=n: len(_finished(tmp_path / "out")) == n, f"the results of test {n}", timeout=120)
+                # no answer of this test's, kept for 2 s, may count for the next one
+                wait_for(lambda: _ui_state(ui) == "stopped", f"the UI to say test {n} stopped")
+            browser.close()
+        os.kill(proc.pid, signal.SIGINT)
+        output, _ = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert "Traceback" not in output, output[-4000:]
+    tests = [results.load(path) for path in _finished(tmp_path / "out")]
+    assert len(tests) == 3
+    failed = [[(e.name, e.failures) for e in res.entries if e.failures] for res in tests]
+    assert failed == [[], [], []] and [res.run.exit_code for res in tests] == [0, 0, 0], failed
+    for res in tests:
+        assert {p.name for p in res.path.iterdir()} >= {"run.json", "stats.json", "timeseries.csv", "failures.csv",
+                                                       "locust-report.html"}
+        assert not res.run.flags.raised(), (res.path.name, res.run.flags)
+        assert res.entry("POST", "POST /circulation/check-out-by-barcode").count >= 3
+        # stopped from the UI before its 60 s run time: recorded as long as its load ran, not 60 s
+        assert 0 < res.run.duration_s < 60 and res.run.duration_s <= res.run.elapsed_s
+
+
+def test_trace_ticked_in_the_web_ui_gets_the_sandboxs_trace_headers(run_dsn, tmp_path):
+    """Before, `folioperf run --web` started its sandbox without trace headers: "Trace" ticked in the form got no
+    module times, and the warning blamed Okapi."""
+    port = free_port()
+    ui = f"http://127.0.0.1:{port}"
+    proc = start_run([BROWSE, "--users", "2", "--web", "--web-port", str(port), "--results", "out"], tmp_path,
+                     FOLIOPERF_DB=run_dsn)
+    try:
+        wait_for(lambda: _web_ui_answers(ui) or proc.poll() is not None, "the web UI", timeout=120)
+        assert proc.poll() is None, proc.communicate()[0]
+        form = {"user_count": 2, "spawn_rate": 2, "trace": "true"}
+        assert requests.post(f"{ui}/swarm", data=form, timeout=10).json()["success"]
+        wait_for(lambda: _ui_count(ui, "Browse") >= 2, "two Browse transactions")
+        assert requests.post(f"{ui}/stop", timeout=10).json()["success"]
+        wait_for(lambda: _finished(tmp_path / "out"), "the results")
+        os.kill(proc.pid, signal.SIGINT)
+        output, _ = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    (path,) = _finished(tmp_path / "out")
+    stats = json.loads((path / "stats.json").read_text())
+    assert stats["trace"]["responses"] > 0 and stats["trace"]["without_trace"] == 0 and stats["modules"]
+    assert "X-Okapi-Trace" not in output and "Traceback" not in output, output[-3000:]
 
 
 @pytest.mark.parametrize("args, message", [
@@ -183,6 +308,21 @@ def test_bad_input_is_one_line_and_exit_2(args, message, tmp_path):
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert message in proc.stderr
     assert "Traceback" not in proc.stderr + proc.stdout
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_busy_web_port_is_one_line_before_anything_starts(tmp_path):
+    """Before, the sandbox started, the dataset was seeded, and Locust's web server then failed with two tracebacks."""
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        proc = run([BROWSE, "--users", "1", "--web", "--web-port", str(port), "--results", "out"], tmp_path, timeout=60)
+    refused = (f"folioperf: error: --web-port {port}: the web UI cannot listen on port {port}: it is already in use; "
+               "give another --web-port\n")
+    assert (proc.returncode, proc.stderr) == (2, refused), proc.stdout
     assert not (tmp_path / "out").exists()
 
 
