@@ -12,8 +12,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from locust.stats import StatsError
-
 from folioperf.metrics import ERROR, SCHEDULED, SCRIPT, TRANSACTION
 
 NOT_CALLS = frozenset((TRANSACTION, SCHEDULED, SCRIPT, ERROR))
@@ -29,6 +27,8 @@ def row_name(method: str, name: str) -> str:
 
 def count_calls_only(stats: Any) -> None:
     """Make `stats` (a Locust RequestStats) count as the module docstring says."""
+    from locust.stats import StatsError  # here: `row_name` is read without Locust (which patches with gevent)
+
     def log_request(method: str, name: str, response_time: int, content_length: int) -> None:
         if method not in NOT_CALLS:
             stats.total.log(response_time, content_length)  # `total` is replaced when Locust resets its stats

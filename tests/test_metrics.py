@@ -15,6 +15,7 @@ import pytest
 
 from folioperf import okapi_trace
 from folioperf.histogram import bucket_of, decode_histogram
+from folioperf.locust_stats import row_name
 from folioperf.metrics import ERROR_MESSAGE_LIMIT, PERCENTILES, Metrics, locust_bucket
 from folioperf.rates import RateStatus
 from tests.locust_process import clean_env, free_port
@@ -382,7 +383,8 @@ def test_distributed_run_merges_every_workers_data(ending, spawn_delay, tmp_path
             assert abs(entry[f"p{round(q * 100)}"] - exact) <= tolerance(exact), (key, q)
         assert sum(w[3] for w in result["windows"] if (w[1], w[2]) == key) == entry["count"]
         # Locust's own table (web UI, HTML report) got the late reports as well
-        assert result["locust"][f"{key[0]} {key[1]}"] == [entry["count"], entry["failures"]]
+        # ... a call's row named by its path under its method (folioperf.locust_stats)
+        assert result["locust"][f"{key[0]} {row_name(*key)}"] == [entry["count"], entry["failures"]]
     failures = sum(w["failures"] for w in expected.values())
     assert result["failures"] == [["Transaction", "Check-out", samples.FAILURE_MESSAGE, failures]]
 
