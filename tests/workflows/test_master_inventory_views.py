@@ -35,10 +35,12 @@ ITERATIONS = 3
 # workflow → (its transactions: load, search, the ForEach's; the CSV's count column)
 VIEWS = {
     "vb": (("VB_Load Inventory", "VB_Inventory Search Instance", "VB_Inventory Choose Instance"), "iterations_count"),
+    "vh": (("VH_Load Inventory", "VH_Inventory Search Holdings", "VH_Inventory Choose Holdings",
+            "VH_Inventory View Holdings"), "iterations_count"),
 }
 # run → (workflow, Locust arguments)
-RUNS = {"vb": ("vb", []), "vb-as-written": ("vb", ["--plan", AS_WRITTEN])}
-GROUPS = {"vb": "VB"}  # the workflow's group in scenarios/ptf-master.toml
+RUNS = {"vb": ("vb", []), "vb-as-written": ("vb", ["--plan", AS_WRITTEN]), "vh": ("vh", [])}
+GROUPS = {"vb": "VB", "vh": "VH"}  # the workflow's group in scenarios/ptf-master.toml
 FAKE_PAUSE_SECONDS = "0.05"
 
 
@@ -103,7 +105,8 @@ def _counts(view_pools, workflow: str) -> dict[str, int]:
 
 
 def _viewed(entries: list[dict]) -> list[str]:
-    return [e["url"].split("?")[0].rsplit("/", 1)[1] for e in entries if e["name"] == "GET /inventory/instances/{id}"]
+    """The instances viewed, in order (VH reads each twice: in Choose Holdings and View Holdings)."""
+    return list(dict.fromkeys(e["url"].split("?")[0].rsplit("/", 1)[1] for e in entries if e["name"] == "GET /inventory/instances/{id}"))
 
 
 @pytest.mark.parametrize("name", list(RUNS))
@@ -201,3 +204,22 @@ def test_the_master_scenario_runs_the_group_at_the_plans_defaults(name):
     (group,) = [g for g in scenario["group"] if g["name"] == GROUPS[name]]
     threads, per_minute = derived.master_pace(derived.VIEW_GROUPS[name])
     assert (group["workflow"], group["users"], group["pace"]) == (name, threads, f"{per_minute:g}/m")
+
+
+def test_vh_views_a_holdings_record_of_each_instance_it_chose(seeded, view_runs):
+    """Each View Holdings transaction opens a holdings record of the instance its Choose Holdings viewed (the
+    extractor's match 0 on that instance's holdings, line 44180), and counts that record's items."""
+    headers = _login(seeded)
+    views = 0
+    for transactions in _iterations(view_runs["vh"], "vh"):
+        for (_, chose), (name, viewed) in zip(transactions, transactions[1:]):
+            if name != "VH_Inventory View Holdings":
+                continue
+            (instance_id,) = _viewed(chose)
+            holdings_id = viewed[0]["url"].split("?")[0].rsplit("/", 1)[1]
+            r = requests.get(f"{seeded.url}/holdings-storage/holdings/{holdings_id}", headers=headers, timeout=30)
+            assert r.status_code == 200 and r.json()["instanceId"] == instance_id
+            (count,) = [e for e in chose if e["name"] == "GET /inventory/items"]
+            assert parse_qs(urlsplit(count["url"]).query)["query"] == [f"holdingsRecordId=={holdings_id}"]
+            views += 1
+    assert views >= ITERATIONS * 2
