@@ -45,6 +45,7 @@ OPEN_REQUESTS = ('(status=="Open - Awaiting pickup" OR status=="Open - Not yet f
 TLR = "(module==SETTINGS and configName==TLR)"
 TAGS = "(module==TAGS and configName==tags_enabled)"
 HITS_LIMIT = 100  # the searches' limit (line 41236)
+MOST_VIEWED = 5  # the most hits the plan's keyword files have a ForEach view
 
 
 def load_inventory(okapi: Any) -> None:
@@ -105,19 +106,23 @@ _WORD = re.compile(r"[A-Za-z]{4,}")
 
 
 def draw_keywords(data: TestData, count: str) -> dict[str, list[dict]]:
-    """The plan's keywords CSV (`instance_name,iterations_count`, e.g. line 40324): a word of each seeded instance's
-    title (its longest, so that it finds few instances besides), each once, and how many hits to view, 2 to 5 in
-    turn as the plan's files have them. The dataset's instances when it is seeded, else the tenant's."""
+    """The plan's keywords CSV (`instance_name,iterations_count`, e.g. line 40324): words of the seeded instances'
+    titles, each once, with how many hits to view, 2 to 5 in turn as the plan's files have them. The words chosen
+    are in at least 5 titles (and at most 100, the search's limit), so the ForEach views as many instances as the
+    count says, as with the plan's keywords; a tenant too small for those gives its most frequent words. The
+    dataset's instances when it is seeded, else the tenant's."""
     rows = []
     if data.dataset is not None:
         ids = data.dataset.ids.of("instance")
         rows = data.sql(_TITLES, ids.low, ids.high)
     if not rows:
         rows = data.sql(_TITLES, "00000000-0000-0000-0000-000000000000", "ffffffff-ffff-ffff-ffff-ffffffffffff")
-    words: dict[str, None] = {}
+    titles: dict[str, int] = {}
     for (title,) in rows:
-        found = _WORD.findall(title or "")
-        if found:
-            words.setdefault(max(found, key=len).lower())
-    keywords = list(words)[:data.limit or None]
+        for word in {w.lower() for w in _WORD.findall(title or "")}:
+            titles[word] = titles.get(word, 0) + 1
+    words = sorted(w for w, n in titles.items() if MOST_VIEWED <= n <= HITS_LIMIT)
+    if not words:
+        words = sorted(titles, key=lambda w: (-titles[w], w))
+    keywords = words[:data.limit or None]
     return {"keywords": [{"keyword": word, count: 2 + i % 4} for i, word in enumerate(keywords)]}

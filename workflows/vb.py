@@ -17,8 +17,9 @@ JMeter paces only the ForEach's samplers, while the 27 calls before it go as fas
 `--pace 39/m`, as scenarios/ptf-master.toml runs it: N × 12 paced calls an iteration (N 2 to 5, 3.5 on average),
 about 0.9 iterations a minute as run.
 
-The test data: the plan's VB_keywords.csv (keyword, count), a word of each seeded instance's title with a count
-of 2 to 5 (workflows/inventory_views.py), shared round-robin; drawn from the database (`--db DSN`).
+The test data: the plan's VB_keywords.csv (keyword, count): words of the seeded instances'
+titles, each in 5 to 100 of them, with a count of 2 to 5 in turn, so each iteration views as many instances as
+the count says (workflows/inventory_views.py); shared round-robin; drawn from the database (`--db DSN`).
 """
 
 from __future__ import annotations

@@ -20,8 +20,9 @@ Its ConstantThroughputTimer, 48 samples a minute per thread (calcMode 0, line 44
 every call. `--pace 48/m`, as scenarios/ptf-master.toml runs it: 27 + N × 21 calls an iteration (N 2 to 5, 3.5 on
 average), about 0.48 iterations a minute. JMeter ran it as written: `--plan` changes nothing here.
 
-The test data: the plan's VH_keywords.csv (keyword, count), a word of each seeded instance's title with a count
-of 2 to 5 (workflows/inventory_views.py), shared round-robin; drawn from the database (`--db DSN`).
+The test data: the plan's VH_keywords.csv (keyword, count): words of the seeded instances'
+titles, each in 5 to 100 of them, with a count of 2 to 5 in turn, so each iteration views as many instances as
+the count says (workflows/inventory_views.py); shared round-robin; drawn from the database (`--db DSN`).
 """
 
 from __future__ import annotations

@@ -22,8 +22,9 @@ Two quirks; `--plan as-run` (the default) does what JMeter ran, `--plan as-writt
   nothing ever sets it back: as run, after one instance without a MARC record the thread never views a source
   again; as written, the source is viewed for each instance whose record was found.
 
-The test data: the plan's VTT_keywords.csv (keyword, count; VB's file), a word of each seeded instance's title
-with a count of 2 to 5 (workflows/inventory_views.py), shared round-robin; drawn from the database (`--db DSN`).
+The test data: the plan's VTT_keywords.csv (keyword, count; VB's file): words of the seeded instances'
+titles, each in 5 to 100 of them, with a count of 2 to 5 in turn, so each iteration views as many instances as
+the count says (workflows/inventory_views.py); shared round-robin; drawn from the database (`--db DSN`).
 """
 
 from __future__ import annotations

@@ -175,6 +175,7 @@ def test_sends_the_master_plan_iteration_by_iteration(seeded, view_pools, view_r
         hits = _hits(seeded, query)
         assert hits, f"{keyword!r} finds no seeded instance"
         viewed = hits[:counts[keyword]]
+        assert len(viewed) == counts[keyword], f"{keyword!r} finds fewer instances than the CSV's count"
         plan = derived.inventory_view(workflow, len(viewed), SKIPPED.get(name, {}))
         assert [t for t, _ in transactions] == plan.transaction_names()
         assert derived.mismatch(entries, plan) is None, derived.mismatch(entries, plan)
