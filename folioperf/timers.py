@@ -4,7 +4,8 @@ call and, with --pace, a throughput timer. No Locust here: Okapi and the tests u
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 from folioperf.jmeter import ThroughputTimer
 
@@ -37,6 +38,17 @@ class Timers:
         """The pauses since the last sample were that sample's own time (a Flow Control Action's pause), not timers
         before the next one: the next sample's throughput wait counts from now, as JMeter's does."""
         self._fired, self._paused = None, 0.0
+
+    @contextmanager
+    def unpaced(self) -> Iterator[None]:
+        """Samples out of the throughput timer's scope (a plan's timer under a controller paces only that
+        controller's samplers, e.g. VB's ForEach): they neither wait for it nor count for it; the next paced
+        sample's wait counts from the last paced one, as JMeter's timer remembers only its own firings."""
+        throughput, self._throughput = self._throughput, None
+        try:
+            yield
+        finally:
+            self._throughput = throughput
 
     def before_sample(self) -> None:
         """Right before a sample: the throughput timer's wait, as JMeter would have added it to the pauses."""

@@ -319,6 +319,11 @@ class _FolioTasks:
         self.pause_for(pause if isinstance(pause, Delay) else pause.wait(user.plan, user.plan_variables))
         user.timers.spent_in_sample()
 
+    def unpaced(self) -> ContextManager[None]:
+        """`with self.unpaced():` the calls within are out of --pace's scope, as those outside a PTF plan's
+        controller whose throughput timer paces only its own samplers (folioperf.timers.Timers.unpaced)."""
+        return self.user.timers.unpaced()
+
     def script(self, name: str) -> None:
         """A step a PTF plan takes in a JSR223 sampler (its branch choice, a counter): no request, but a sample
         JMeter counts and paces; recorded as request type "Script" so that samples count as the plan's do."""

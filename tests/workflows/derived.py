@@ -483,3 +483,31 @@ def master_pace(group_name: str) -> tuple[int, float]:
     ((per_minute, calc_mode),) = timers
     assert calc_mode == 0, "not a this-thread-only timer"
     return threads, per_minute
+
+
+# -- the master plan's inventory views: VB, VTT, VH (workflows/vb.py, vtt.py, vh.py) -------------------------
+
+VIEW_GROUPS = {"vb": "View Bib", "vtt": "View MARC Tag Table", "vh": "View Holdings"}
+VALUES.update({"instance_name": '[^ ")]+', "holdings_name": '[^ ")]+', "holdings_id": _ID})
+
+
+def inventory_view(name: str, hits: int, taken: Mapping[str, bool] = {}) -> Derived:
+    """One iteration of a master inventory view group (VIEW_GROUPS) whose search found `hits` instances to view
+    (its ForEach runs that many times: `min(count, hits found)`); its Ifs taken unless `taken` (by name) says
+    otherwise."""
+    group = plan(MASTER).thread_group(VIEW_GROUPS[name])
+
+    def decide(block: jmx.Block):
+        if block.kind == "foreach":
+            return hits
+        if block.kind == "if":
+            return taken.get(block.name, True)
+        return jmx.default_decide(block)
+
+    return Derived(MASTER, group.lines, tuple(_master_pass(group, decide)), plan(MASTER).variables)
+
+
+def foreach_of(name: str) -> jmx.Block:
+    """A master inventory view group's ForEach over its search's hits."""
+    (block,) = [b for b in _blocks(plan(MASTER).thread_group(VIEW_GROUPS[name])) if b.kind == "foreach"]
+    return block
