@@ -483,3 +483,27 @@ def master_pace(group_name: str) -> tuple[int, float]:
     ((per_minute, calc_mode),) = timers
     assert calc_mode == 0, "not a this-thread-only timer"
     return threads, per_minute
+
+
+# -- the master plan's ETT and IRO groups (workflows/ett.py, iro.py; tests/workflows/test_master_ett_iro.py) --------
+
+ETT_GROUP, IRO_GROUP = "Edit Bib RecordTagTable Group", "Item Record Operations"
+# ETT: the keyword, the item HRID, the ids its extractors take (or their defaults), and the user look-up's
+# `${current_userID}`, which the plan never defines: JMeter sends the text as it is
+VALUES.update({"instance_name": "[A-Za-z]+", "hrid_id": "[A-Za-z0-9]+", "holdings_id": _ID, "parsed_recordId": _UUID,
+               "holdings_recordId": f"(?:{_UUID}|not_found)", "updated_byUserId": f"(?:{_UUID}|not_found)",
+               "current_userID": re.escape("${current_userID}")})
+
+
+def ett(source_viewed: bool = True) -> Derived:
+    """One iteration of the master plan's ETT group for an instance with holdings: its one transaction with the
+    If "If Holdings Exist" taken, and the If "If Instance Source Exist" as `source_viewed` says (JMeter's thread
+    never saw the SRS record answer 404)."""
+    group = plan(MASTER).thread_group(ETT_GROUP)
+
+    def decide(block: jmx.Block):
+        if block.kind == "if" and block.name == "If Instance Source Exist":
+            return source_viewed
+        return jmx.default_decide(block)
+
+    return Derived(MASTER, group.lines, tuple(_master_pass(group, decide)), plan(MASTER).variables)
