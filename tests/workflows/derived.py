@@ -507,3 +507,32 @@ def ett(source_viewed: bool = True) -> Derived:
         return jmx.default_decide(block)
 
     return Derived(MASTER, group.lines, tuple(_master_pass(group, decide)), plan(MASTER).variables)
+
+
+# IRO: the HRIDs of its two lists, and `${holdingsRecordId}` as its first iteration sends it (undefined then)
+VALUES.update({"hrid": "[A-Za-z0-9]+", "hrid_delete": "[A-Za-z0-9]+",
+               "holdingsRecordId": f"(?:{_UUID}|{re.escape('${holdingsRecordId}')})"})
+IRO_FLOWS = {"view": "If Do View Item", "edit": "If Do Edit Item", "delete": "If Do Delete Item"}
+
+
+def iro(flow: str, holdings: int = 1) -> Derived:
+    """One iteration of the master plan's IRO group that takes `flow` (view, edit, delete) for an instance with
+    `holdings` holdings records, the HRID searched in each (the If "If Controller" taken, as "If user data
+    exists")."""
+    group = plan(MASTER).thread_group(IRO_GROUP)
+
+    def decide(block: jmx.Block):
+        if block.kind == "if" and block.name in IRO_FLOWS.values():
+            return block.name == IRO_FLOWS[flow]
+        if block.kind == "foreach":
+            return holdings
+        return jmx.default_decide(block)
+
+    return Derived(MASTER, group.lines, tuple(_master_pass(group, decide)), plan(MASTER).variables)
+
+
+def iro_distribution() -> str:
+    """IRO_DISTRIBUTION as the plan's `${__P(IRO_DISTRIBUTION, 100-0-0)}` defaults it (line 430)."""
+    text = plan(MASTER).variables["IRO_DISTRIBUTION"]
+    m = re.fullmatch(r"\s*\$\{__P\(IRO_DISTRIBUTION,\s*([0-9-]+)\s*\)\}\s*", text)
+    return m.group(1) if m else text.strip()

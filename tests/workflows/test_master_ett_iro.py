@@ -1,7 +1,7 @@
-"""The PTF master plan's ETT (workflows/ett.py) group under plain Locust against the seeded sandbox: it runs at its
-defaults with no failure, and sends the calls, headers, bodies and pauses the plan's thread group makes (derived
-from master-script-longevity.jmx by tests/workflows/derived.py); scenarios/ptf-master.toml runs it at the plan's
-threads and throughput."""
+"""The PTF master plan's ETT (workflows/ett.py) and IRO (workflows/iro.py) groups under plain Locust against the
+seeded sandbox: each runs at its defaults with no failure, and sends the calls, headers, bodies and pauses the
+plan's thread group makes (derived from master-script-longevity.jmx by tests/workflows/derived.py);
+scenarios/ptf-master.toml runs them at the plan's threads and throughput."""
 
 from __future__ import annotations
 
@@ -135,3 +135,120 @@ def test_the_master_scenario_runs_ett_at_the_plans_threads_and_throughput():
     threads, per_minute = derived.master_pace(derived.ETT_GROUP)
     group = _scenario_group("ETT")
     assert (group["workflow"], group["users"], group["pace"]) == ("ett", threads, f"{per_minute:g}/m")
+
+
+# -- IRO ----------------------------------------------------------------------------------------------------
+
+VIEW, EDIT, DELETE = "IRO_TC: View Item", "IRO_TC: Edit Item", "IRO_TC: Delete Item"
+IRO_SCALE = 0.003  # 30 instances, each with a holdings record and an item: 15 to view, 15 to edit or delete
+FLOWS = {"view": (VIEW, []), "edit": (EDIT, ["--distribution", "0-100-0"]),
+         "delete": (DELETE, ["--distribution", "0-0-100"])}
+
+
+@pytest.fixture(scope="session")
+def iro_runs(seeded, tmp_path_factory) -> dict[str, LocustRun]:
+    """The iro dataset seeded small; at once, one user each: IRO at its defaults (the plan's 100-0-0: views), all
+    edits and all deletes, each until it has made 3 whole iterations; edits and deletes on different items."""
+    from folioperf.seed import dataset, seeding
+    seeding.seed(seeded.dsn, TENANT, dataset.load("iro"), IRO_SCALE, False, None)
+    root = tmp_path_factory.mktemp("iro-runs")
+    drawn = root / "iro.json"
+    proc = subprocess.run(folioperf_command("pools", "--workflow", "iro", "--db", seeded.dsn, "--tenant", TENANT,
+                                            "--limit", "1000", "-o", str(drawn)),
+                          env=clean_env(), capture_output=True, text=True, timeout=180)
+    assert proc.returncode == 0, proc.stderr
+    document = json.loads(drawn.read_text())
+    editable = document["pools"]["edit_items"]
+    parts = {"view": editable[:1], "edit": editable[1:6], "delete": editable[6:]}
+    started = {}
+    for name, (transaction, args) in FLOWS.items():
+        out = root / name
+        out.mkdir()
+        pools = out / "pools.json"
+        pools.write_text(json.dumps({**document, "pools": {**document["pools"], "edit_items": parts[name]}}))
+        command = workflow_args(seeded, out, "iro.py", "-t", str(CEILING_SECONDS), "-u", "1", "-r", "1", "--pools",
+                                str(pools), *args)
+        started[name] = (start_locust(command, out, seeded.env(CALL_LOG=str(out / "calls.json"),
+                                                               STOP_AFTER=f"{transaction}:{ITERATIONS + 1}",
+                                                               FAKE_PAUSES="0.05")), out)
+    return {name: finish(p, out, timeout=FINISH_SECONDS) for name, (p, out) in started.items()}
+
+
+def _iterations(run: LocustRun) -> list[list[dict]]:
+    """The whole iterations of the run's one user: each starts with its "Branch selector randomizer" script."""
+    assert run.returncode == 0, run.output[-3000:]
+    assert "Traceback" not in run.output
+    assert run.failures() == [], run.failures()
+    log = [e for e in calls_of(run) if not e["name"].startswith("POST /authn/")]
+    starts = [i for i, e in enumerate(log) if e["type"] == "Script" and e["name"] == "Branch selector randomizer"]
+    return [log[a:b] for a, b in zip(starts, starts[1:])]
+
+
+@pytest.mark.parametrize("flow", FLOWS)
+def test_iro_runs_without_failures(iro_runs, flow):
+    """At its defaults (views), and with all edits or all deletes: every iteration's transaction, no failure."""
+    transaction, _ = FLOWS[flow]
+    stats = iro_runs[flow].stats()
+    assert len(_iterations(iro_runs[flow])) >= ITERATIONS
+    assert stats[("Transaction", transaction)]["num_requests"] >= ITERATIONS
+    assert all(entry["num_failures"] == 0 for entry in stats.values())
+
+
+@pytest.mark.parametrize("flow", FLOWS)
+def test_iro_sends_the_plan(iro_runs, flow):
+    """Each iteration: the plan's script samples, its transaction (named as the plan names it), its calls in its
+    order with its headers, no pause but the Flow Control Action's `__Random(1000,3000)` ms at the end."""
+    transaction, _ = FLOWS[flow]
+    plan = derived.iro(flow)
+    (action,) = [s for s in plan.samples if s.kind == "action"]
+    assert plan.samples[-1] is action
+    think = derived.action_delay(action, AS_RUN, plan.variables)
+    for entries in _iterations(iro_runs[flow]):
+        assert [e["name"] for e in entries if e["type"] == "Script"] == plan.scripts()
+        assert [e["name"] for e in entries if e["type"] == "Transaction"] == [transaction] == plan.transaction_names()
+        made = [e for e in entries if e["type"] not in ("Transaction", "Script")]
+        *made, pause = made
+        assert (pause["type"], pause["kind"], pause["low"], pause["high"]) == ("Pause", "uniform", think.low, think.high)
+        assert derived.mismatch(made, plan) is None, derived.mismatch(made, plan)
+        assert derived.pause_mismatch(made, plan, AS_RUN) is None, derived.pause_mismatch(made, plan, AS_RUN)
+        pairs, _ = derived._match(made, plan, True)
+        for entry, sample in pairs:
+            _check_headers(entry, sample)
+
+
+def test_iro_edits_and_deletes_the_item_searched(iro_runs, seeded):
+    """The PUT is the item read, numberOfPieces 1-50 (line 11733), and the items deleted are gone from the
+    database, those edited still there with the last number sent."""
+    with psycopg.connect(seeded.dsn) as conn:
+        for flow in ("edit", "delete"):
+            for entries in _iterations(iro_runs[flow]):
+                search = next(e for e in entries if e["name"] == "GET /search/instances")
+                hrid = re.search(r'item.hrid=="([^"]+)"', derived.decoded(search["url"])).group(1)
+                row = conn.execute(f"SELECT id::text, jsonb->>'numberOfPieces' FROM {TENANT}_mod_inventory_storage.item "
+                                   "WHERE jsonb->>'hrid' = %s", (hrid,)).fetchone()
+                if flow == "delete":
+                    (gone,) = [e for e in entries if e["type"] == "DELETE"]
+                    assert row is None and gone["url"].endswith("/inventory/items/" + gone["url"].rsplit("/", 1)[1])
+                    continue
+                (put,) = [e for e in entries if e["type"] == "PUT"]
+                assert put["url"].rsplit("/", 1)[1] == put["body"]["id"] == row[0]
+                assert put["body"]["hrid"] == hrid and 1 <= put["body"]["numberOfPieces"] <= 50
+
+
+def test_iro_splits_as_the_plans_distribution():
+    """The option's default is the plan's IRO_DISTRIBUTION default (line 430)."""
+    proc = subprocess.run(folioperf_command("workflows", "iro"), env=clean_env(), capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert derived.iro_distribution() == "100-0-0" and "--distribution" in proc.stdout
+    assert "--distribution (default 100-0-0)" in proc.stdout, proc.stdout
+
+
+def test_the_master_scenario_runs_iro_at_the_plans_threads_and_throughput():
+    """scenarios/ptf-master.toml's IRO group: the plan's threads, its ConstantThroughputTimer (this thread only)
+    as --pace, and its default split: views only, 55 samples an iteration (51 calls, 3 scripts, the pause)."""
+    threads, per_minute = derived.master_pace(derived.IRO_GROUP)
+    group = _scenario_group("IRO")
+    assert (group["workflow"], group["users"], group["pace"]) == ("iro", threads, f"{per_minute:g}/m")
+    assert group["options"]["distribution"] == derived.iro_distribution()
+    assert len(derived.iro("view").samples) == 55
