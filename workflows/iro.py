@@ -6,7 +6,7 @@ throughput timer paces, folioperf's `script`) pick view, edit or delete by `IRO_
 default 100-0-0; master_script_longevity_config.json 35-30-35; `--distribution`). Then:
 
     IRO_TC: View Item (line 8588)      [INV-REF] 26 GETs, copycat, search/instances by the item HRID
-                                       (`item.hrid`), [INST-VIEW] 16 GETs; per holdings record (ForEach, line
+                                       (`item.hrid`), [INST-VIEW] 13 GETs; per holdings record (ForEach, line
                                        9952) its items, and the JSR223 sampler that keeps the item when the HRID
                                        is among them; the item's page (9 GETs); the pause (Flow Control Action
                                        `__Random(1000,3000)` ms, line 10257)
