@@ -485,6 +485,59 @@ def master_pace(group_name: str) -> tuple[int, float]:
     return threads, per_minute
 
 
+# -- the master plan's ETT and IRO groups (workflows/ett.py, iro.py; tests/workflows/test_master_ett_iro.py) --------
+
+ETT_GROUP, IRO_GROUP = "Edit Bib RecordTagTable Group", "Item Record Operations"
+# ETT: the keyword, the item HRID, the ids its extractors take (or their defaults), and the user look-up's
+# `${current_userID}`, which the plan never defines: JMeter sends the text as it is
+VALUES.update({"instance_name": "[A-Za-z]+", "hrid_id": "[A-Za-z0-9]+", "holdings_id": _ID, "parsed_recordId": _UUID,
+               "holdings_recordId": f"(?:{_UUID}|not_found)", "updated_byUserId": f"(?:{_UUID}|not_found)",
+               "current_userID": re.escape("${current_userID}")})
+
+
+def ett(source_viewed: bool = True) -> Derived:
+    """One iteration of the master plan's ETT group for an instance with holdings: its one transaction with the
+    If "If Holdings Exist" taken, and the If "If Instance Source Exist" as `source_viewed` says (JMeter's thread
+    never saw the SRS record answer 404)."""
+    group = plan(MASTER).thread_group(ETT_GROUP)
+
+    def decide(block: jmx.Block):
+        if block.kind == "if" and block.name == "If Instance Source Exist":
+            return source_viewed
+        return jmx.default_decide(block)
+
+    return Derived(MASTER, group.lines, tuple(_master_pass(group, decide)), plan(MASTER).variables)
+
+
+# IRO: the HRIDs of its two lists, and `${holdingsRecordId}` as its first iteration sends it (undefined then)
+VALUES.update({"hrid": "[A-Za-z0-9]+", "hrid_delete": "[A-Za-z0-9]+",
+               "holdingsRecordId": f"(?:{_UUID}|{re.escape('${holdingsRecordId}')})"})
+IRO_FLOWS = {"view": "If Do View Item", "edit": "If Do Edit Item", "delete": "If Do Delete Item"}
+
+
+def iro(flow: str, holdings: int = 1) -> Derived:
+    """One iteration of the master plan's IRO group that takes `flow` (view, edit, delete) for an instance with
+    `holdings` holdings records, the HRID searched in each (the If "If Controller" taken, as "If user data
+    exists")."""
+    group = plan(MASTER).thread_group(IRO_GROUP)
+
+    def decide(block: jmx.Block):
+        if block.kind == "if" and block.name in IRO_FLOWS.values():
+            return block.name == IRO_FLOWS[flow]
+        if block.kind == "foreach":
+            return holdings
+        return jmx.default_decide(block)
+
+    return Derived(MASTER, group.lines, tuple(_master_pass(group, decide)), plan(MASTER).variables)
+
+
+def iro_distribution() -> str:
+    """IRO_DISTRIBUTION as the plan's `${__P(IRO_DISTRIBUTION, 100-0-0)}` defaults it (line 430)."""
+    text = plan(MASTER).variables["IRO_DISTRIBUTION"]
+    m = re.fullmatch(r"\s*\$\{__P\(IRO_DISTRIBUTION,\s*([0-9-]+)\s*\)\}\s*", text)
+    return m.group(1) if m else text.strip()
+
+
 # -- the master plan's inventory views: VB, VTT, VH (workflows/vb.py, vtt.py, vh.py) -------------------------
 
 VIEW_GROUPS = {"vb": "View Bib", "vtt": "View MARC Tag Table", "vh": "View Holdings"}
