@@ -6,15 +6,15 @@ record. All of it is one transaction, "ETT_TC: Edit Bib RecordTagTable Group" (l
     [INV-REF] 26 reference GETs                          ETT_SC: Load Inventory (lines 6236-7115)
     GET /search/instances (keyword all K ...)            ETT_SC: Inventory Search Instance (lines 7116-7194)
     GET /search/instances ((items.hrid=="H") sortby title), its first instance I
-    [INST-VIEW] with copycat, 12 GETs; with a holdings   ETT_SC: Inventory Choose Instance (lines 7195-7627)
-      record (`$.holdingsRecords.id`, line 7519) its items' count
+    [INST-VIEW] with copycat, 12 GETs; as written, with  ETT_SC: Inventory Choose Instance (lines 7195-7627)
+      a holdings record, its items' count (as run, never: see below)
     if no 404 was ever seen from SRS (line 7628):
       GET /inventory/instances?query=id==I, SRS formatted     ETT_SC: Inventory View Instance Source
       GET /inventory/instances/I (_version), GET /records-editor/records?externalId=I, GET /locations
       GET /inventory/instances/I, PUT /records-editor/records/{parsedRecordId}, 19 reload GETs
 
 No pauses; the group's ConstantThroughputTimer, 66 samples a minute per thread (line 8483, calcMode 0, in the
-transaction's scope: every sampler), paces the 67 calls: `--pace 66/m`, as scenarios/ptf-master.toml runs it,
+transaction's scope: every sampler), paces the 66 calls (67 as written): `--pace 66/m`, as scenarios/ptf-master.toml runs it,
 about one iteration a minute.
 
 The PUT (Groovy at line 7766): the record the GET answered, `relatedRecordVersion` the instance's `_version` as
@@ -25,7 +25,11 @@ As JMeter ran it (the default): the SRS view's post-processor (line 7427) sets `
 and nothing ever resets it, so after one 404 the thread never views a source nor edits again (the If, line 7628,
 holds both); the reload's user look-up sends `id==${current_userID}` (never defined: JMeter sends the text) `or
 id==not_found` (the PUT answers 202 with no body, so `$.metadata.updatedByUserId`, line 7891, takes its default).
-`--plan as-written`: the 404 skips that iteration's source and edit only. The look-up is sent as the plan writes it
+The holdings extractor's `$.holdingsRecords.id` (line 7519; VB's and VH's are `$.holdingsRecords.*.id`) finds
+nothing in the list of holdings records: JMeter's JSONPath throws on it and the extractor leaves NOT_FOUND, so
+"If Holdings Exist" (line 7586) never sends the items count, as in VTT.
+`--plan as-written`: the 404 skips that iteration's source and edit only; the items count is sent for the
+instance's first holdings record. The look-up is sent as the plan writes it
 in both modes (folioperf's client does not know the logged-in user's id without a call the plan does not make).
 
 The test data: the plan's ETT_keywords.csv (words of titles) and ETT_search_items.csv (item HRIDs): here words of
@@ -108,8 +112,8 @@ class EditBib(FolioTaskSet):
             okapi.get("/holdings-storage/holdings", params={"query": f"instanceId=={instance_id}", "limit": 1000})
             okapi.get("/remote-storage/mappings", params={"limit": 1000})
             okapi.get("/orders/titles", params={"query": f"instanceId=={instance_id}", "limit": 5000})
-            # `$.holdingsRecords.id` (line 7519) as the If at line 7586 uses it: the holdings record, when there is one
-            records = holdings.get("holdingsRecords") or []
+            # as run, `$.holdingsRecords.id` (line 7519) is always NOT_FOUND: the If at line 7586 never holds
+            records = (holdings.get("holdingsRecords") or []) if as_written else []
             if records:
                 okapi.get("/inventory/items", params={"query": f"holdingsRecordId=={records[0]['id']}", "limit": 0})
             if missing if as_written else self.source_missing:

@@ -495,15 +495,17 @@ VALUES.update({"instance_name": "[A-Za-z]+", "hrid_id": "[A-Za-z0-9]+", "holding
                "current_userID": re.escape("${current_userID}")})
 
 
-def ett(source_viewed: bool = True) -> Derived:
-    """One iteration of the master plan's ETT group for an instance with holdings: its one transaction with the
-    If "If Holdings Exist" taken, and the If "If Instance Source Exist" as `source_viewed` says (JMeter's thread
-    never saw the SRS record answer 404)."""
+def ett(source_viewed: bool = True, holdings_found: bool = False) -> Derived:
+    """One iteration of the master plan's ETT group: its one transaction with the If "If Instance Source Exist" as
+    `source_viewed` says (JMeter's thread never saw the SRS record answer 404) and "If Holdings Exist" as
+    `holdings_found` says (as JMeter ran it, never: `$.holdingsRecords.id`, line 7519, finds nothing in a list)."""
     group = plan(MASTER).thread_group(ETT_GROUP)
 
     def decide(block: jmx.Block):
         if block.kind == "if" and block.name == "If Instance Source Exist":
             return source_viewed
+        if block.kind == "if" and block.name == "If Holdings Exist":
+            return holdings_found
         return jmx.default_decide(block)
 
     return Derived(MASTER, group.lines, tuple(_master_pass(group, decide)), plan(MASTER).variables)
