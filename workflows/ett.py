@@ -41,39 +41,17 @@ SRS generation and a new instance `_version`, which the next iteration reads, so
 from __future__ import annotations
 
 import re
-from typing import Any
 
+from folioperf.workflows import inventory_views as views
 from folioperf.workflows.master_plan import MASTER_HEADERS
 
 from folioperf import FolioTaskSet, FolioUser, Records, TestData, Workflow, task
 from folioperf.jmeter import AS_WRITTEN
 
 TRANSACTION = "ETT_TC: Edit Bib RecordTagTable Group"  # line 6231
-ALL = "cql.allRecords=1 sortby name"
-# [INV-REF], lines 6238-7114: (path, query, limit); tags has no query
-INVENTORY_REFERENCE: tuple[tuple[str, str | None, int], ...] = (
-    ("/identifier-types", ALL, 1000), ("/contributor-types", ALL, 400),
-    ("/contributor-name-types", "cql.allRecords=1 sortby ordering", 1000), ("/instance-formats", ALL, 1000),
-    ("/instance-types", ALL, 1000), ("/classification-types", ALL, 1000), ("/alternative-title-types", ALL, 1000),
-    ("/locations", ALL, 5000), ("/instance-relationship-types", ALL, 1000), ("/instance-statuses", ALL, 1000),
-    ("/modes-of-issuance", ALL, 1000), ("/instance-note-types", ALL, 1000),
-    ("/electronic-access-relationships", ALL, 1000), ("/statistical-code-types", ALL, 1000),
-    ("/statistical-codes", ALL, 2000), ("/ill-policies", ALL, 1000), ("/holdings-types", ALL, 1000),
-    ("/call-number-types", ALL, 1000), ("/holdings-note-types", ALL, 1000), ("/item-note-types", ALL, 1000),
-    ("/item-damaged-statuses", ALL, 1000), ("/nature-of-content-terms", ALL, 1000), ("/material-types", ALL, 1000),
-    ("/loan-types", ALL, 1000), ("/tags", None, 10000), ("/holdings-sources", ALL, 1000),
-)
-OPEN_REQUESTS = ('instanceId=={id} AND (status=="Open - Awaiting pickup" OR status=="Open - Not yet filled" OR '
-                 'status=="Open - In transit" OR status=="Open - Awaiting delivery")')
-COPYCAT = {"query": "enabled=true sortby name", "limit": 1000}
 NEW_520 = {"isProtected": "false", "tag": "520", "indicators": ["\\", "\\"], "content": "$a UpdatedField"}  # line 7780
 NOT_FOUND = "NOT_FOUND"
 
-
-def load_inventory(okapi: Any) -> None:
-    """[INV-REF]: the reference data Inventory's search page loads."""
-    for path, query, limit in INVENTORY_REFERENCE:
-        okapi.get(path, params={"query": query, "limit": limit} if query else {"limit": limit})
 
 
 class EditBib(FolioTaskSet):
@@ -87,7 +65,7 @@ class EditBib(FolioTaskSet):
         okapi = self.okapi
         as_written = self.user.plan == AS_WRITTEN
         with self.transaction(TRANSACTION):
-            load_inventory(okapi)
+            views.load_inventory(okapi)
             okapi.get("/search/instances", params={
                 "query": f"(keyword all {keyword} or isbn={keyword} or hrid=={keyword} or id=={keyword}) sortby title",
                 "limit": 100})
@@ -98,17 +76,17 @@ class EditBib(FolioTaskSet):
             # ETT_SC: Inventory Choose Instance (lines 7195-7627)
             holdings = okapi.get("/holdings-storage/holdings",
                                  params={"query": f"instanceId=={instance_id}", "limit": 1000}).json()
-            okapi.get("/instance-relationship-types", params={"query": ALL, "limit": 1000})
+            okapi.get("/instance-relationship-types", params={"query": views.ALL, "limit": 1000})
             okapi.get("/locations", params={"limit": 5000})
             okapi.get("/configurations/entries", params={"query": "(module==SETTINGS and configName==TLR)"})
             okapi.get("/inventory/instances/{id}", id=instance_id)
             okapi.get("/configurations/entries", params={"query": "(module==TAGS and configName==tags_enabled)"})
-            okapi.get("/circulation/requests", params={"query": OPEN_REQUESTS.format(id=instance_id), "limit": 1})
+            views.open_requests(okapi, instance_id)
             source = okapi.get("/source-storage/records/{id}/formatted", id=instance_id, params={"idType": "INSTANCE"},
                                expect=(200, 404))  # the assertion accepts both (line 7415)
             missing = source.status_code == 404
             self.source_missing = self.source_missing or missing
-            okapi.get("/copycat/profiles", params=COPYCAT)
+            views.copycat(okapi)
             okapi.get("/holdings-storage/holdings", params={"query": f"instanceId=={instance_id}", "limit": 1000})
             okapi.get("/remote-storage/mappings", params={"limit": 1000})
             okapi.get("/orders/titles", params={"query": f"instanceId=={instance_id}", "limit": 5000})
@@ -150,20 +128,20 @@ class EditBib(FolioTaskSet):
         holdings = okapi.get("/holdings-storage/holdings", params={"query": f"instanceId=={instance_id}",
                                                                     "limit": 1000}).json()
         first = (holdings.get("holdingsRecords") or [{}])[0].get("id", "not_found")  # line 8022
-        okapi.get("/instance-relationship-types", params={"query": ALL, "limit": 1000})
+        okapi.get("/instance-relationship-types", params={"query": views.ALL, "limit": 1000})
         okapi.get("/locations", params={"limit": 5000})
         okapi.get("/configurations/entries", params={"query": "(module==SETTINGS and configName==TLR)"})
         okapi.get("/inventory/instances/{id}", id=instance_id)
         okapi.get("/configurations/entries", params={"query": "(module==TAGS and configName==tags_enabled)"})
-        okapi.get("/copycat/profiles", params=COPYCAT)
+        views.copycat(okapi)
         okapi.get("/search/instances", params={
             "query": f'(keyword all "{keyword}" or isbn="{keyword}" or hrid=="{keyword}" or id=="{keyword}") sortby title',
             "limit": 100})
-        okapi.get("/circulation/requests", params={"query": OPEN_REQUESTS.format(id=instance_id), "limit": 1})
+        views.open_requests(okapi, instance_id)
         okapi.get("/source-storage/records/{id}/formatted", id=instance_id, params={"idType": "INSTANCE"})
         # ${current_userID} is never defined in the plan (line 8299): JMeter sends the text
         okapi.get("/users", params={"query": f"id==${{current_userID}} or id=={updated_by}"})
-        okapi.get("/copycat/profiles", params=COPYCAT)
+        views.copycat(okapi)
         okapi.get("/inventory/items", params={"query": f"holdingsRecordId=={first}", "limit": 0})
         okapi.get("/holdings-storage/holdings", params={"query": f"instanceId=={instance_id}", "limit": 1000})
         okapi.get("/remote-storage/mappings", params={"limit": 1000})

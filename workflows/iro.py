@@ -43,7 +43,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from folioperf.workflows.ett import ALL, COPYCAT, OPEN_REQUESTS, load_inventory
+from folioperf.workflows import inventory_views as views
 from folioperf.workflows.master_plan import MASTER_HEADERS
 
 from folioperf import FolioTaskSet, FolioUser, Option, TestData, Workflow, task
@@ -104,8 +104,8 @@ class ItemRecordOperations(FolioTaskSet):
         """Inventory, the search by the item's HRID, the instance (IRO_Go_to_Inventory ... IRO_Click_Holdings):
         the instance's id, the item kept as `self.item_id` when a holdings record has it."""
         okapi = self.okapi
-        load_inventory(okapi)
-        okapi.get("/copycat/profiles", params=COPYCAT)
+        views.load_inventory(okapi)
+        views.copycat(okapi)
         found = okapi.get("/search/instances", params={
             "query": f'(keyword all "{hrid}" or isbn="{hrid}" or item.hrid=="{hrid}" or item.id=="{hrid}") sortby title',
             "limit": 100}).json()
@@ -125,14 +125,14 @@ class ItemRecordOperations(FolioTaskSet):
 
     def _instance_view(self, instance_id: str, holdings_ids: list[str]) -> None:
         okapi = self.okapi
-        okapi.get("/instance-relationship-types", params={"query": ALL, "limit": 1000})
+        okapi.get("/instance-relationship-types", params={"query": views.ALL, "limit": 1000})
         okapi.get("/locations", params={"limit": 5000})
         okapi.get("/configurations/entries", params={"query": "(module==SETTINGS and configName==TLR)"})
         okapi.get("/inventory/instances/{id}", id=instance_id)
         okapi.get("/configurations/entries", params={"query": "(module==TAGS and configName==tags_enabled)"})
-        okapi.get("/circulation/requests", params={"query": OPEN_REQUESTS.format(id=instance_id), "limit": 1})
+        views.open_requests(okapi, instance_id)
         okapi.get("/source-storage/records/{id}/formatted", id=instance_id, params={"idType": "INSTANCE"})
-        okapi.get("/copycat/profiles", params=COPYCAT)
+        views.copycat(okapi)
         okapi.get("/holdings-storage/holdings", params={"query": f"instanceId=={instance_id}", "limit": 1000})
         okapi.get("/remote-storage/mappings", params={"limit": 1000})
         okapi.get("/orders/titles", params={"query": f"instanceId=={instance_id}", "limit": 5000})
@@ -170,8 +170,8 @@ class ItemRecordOperations(FolioTaskSet):
     def _edit_form(self, instance_id: str) -> None:
         """The form's loads (lines 11941-12095, 14070-14224)."""
         okapi = self.okapi
-        okapi.get("/locations", params={"query": ALL, "limit": 5000})
-        okapi.get("/locations", params={"query": ALL, "limit": 5000})
+        okapi.get("/locations", params={"query": views.ALL, "limit": 5000})
+        okapi.get("/locations", params={"query": views.ALL, "limit": 5000})
         okapi.get("/remote-storage/mappings", params={"limit": 1000})
         okapi.get("/inventory/instances/{id}", id=instance_id)
         okapi.get("/holdings-storage/holdings/{id}", id=self.holdings_id or UNDEFINED_HOLDINGS)
@@ -191,20 +191,20 @@ class ItemRecordOperations(FolioTaskSet):
         okapi.delete("/inventory/items/{id}", id=self.item_id, expect=(204,))  # line 14227
         self.pools.release(entry)  # a `once` entry: dropped, no later iteration searches it
         okapi.get("/holdings-storage/holdings", params={"query": f"instanceId=={instance_id}", "limit": 1000})
-        okapi.get("/instance-relationship-types", params={"query": ALL, "limit": 1000})
+        okapi.get("/instance-relationship-types", params={"query": views.ALL, "limit": 1000})
         okapi.get("/locations", params={"limit": 5000})
         okapi.get("/configurations/entries", params={"query": "(module==SETTINGS and configName==TLR)"})
         okapi.get("/inventory/instances/{id}", id=instance_id)
         okapi.get("/configurations/entries", params={"query": "(module==TAGS and configName==tags_enabled)"})
-        okapi.get("/copycat/profiles", params=COPYCAT)
+        views.copycat(okapi)
         hrid = entry["hrid"]
         okapi.get("/search/instances", params={
             "query": f'(keyword all "{hrid}" or isbn="{hrid}" or item.hrid=="{hrid}" or item.id=="{hrid}") sortby title',
             "limit": 100})
-        okapi.get("/circulation/requests", params={"query": OPEN_REQUESTS.format(id=instance_id), "limit": 1})
+        views.open_requests(okapi, instance_id)
         okapi.get("/inventory/instances/{id}", id=instance_id)
         okapi.get("/source-storage/records/{id}/formatted", id=instance_id, params={"idType": "INSTANCE"})
-        okapi.get("/copycat/profiles", params=COPYCAT)
+        views.copycat(okapi)
         okapi.get("/inventory/instances/{id}", id=instance_id)
         okapi.get("/inventory/items", params={"query": f"holdingsRecordId=={self.holdings_id or UNDEFINED_HOLDINGS}",
                                               "limit": 0})
