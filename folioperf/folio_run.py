@@ -117,7 +117,7 @@ class TestRecord:
         timed = (stopped - (self.timed_from or self.start)).total_seconds()
         if self.duration_s and timed > self.duration_s - RUN_TIME_SLACK_S:
             return self.duration_s  # ended by its run time
-        return round((stopped - self.start).total_seconds(), 1)
+        return round((stopped - self.start).total_seconds(), 3)  # as elapsed_s: never above it
 
     def users_missing(self) -> bool:
         return self.users_missing_s > USERS_MISSING_SECONDS
