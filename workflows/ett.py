@@ -74,26 +74,18 @@ class EditBib(FolioTaskSet):
             instances = found.get("instances") or [{}]
             instance_id = instances[0].get("id", NOT_FOUND)  # $.instances[0].id, default NOT_FOUND (line 7187)
             # ETT_SC: Inventory Choose Instance (lines 7195-7627)
-            holdings = okapi.get("/holdings-storage/holdings",
-                                 params={"query": f"instanceId=={instance_id}", "limit": 1000}).json()
-            okapi.get("/instance-relationship-types", params={"query": views.ALL, "limit": 1000})
-            okapi.get("/locations", params={"limit": 5000})
-            okapi.get("/configurations/entries", params={"query": "(module==SETTINGS and configName==TLR)"})
-            okapi.get("/inventory/instances/{id}", id=instance_id)
-            okapi.get("/configurations/entries", params={"query": "(module==TAGS and configName==tags_enabled)"})
+            holdings_ids = views.holdings(okapi, instance_id)
+            views.instance_head(okapi, instance_id)
+            okapi.get("/configurations/entries", params={"query": views.TAGS})
             views.open_requests(okapi, instance_id)
-            source = okapi.get("/source-storage/records/{id}/formatted", id=instance_id, params={"idType": "INSTANCE"},
-                               expect=(200, 404))  # the assertion accepts both (line 7415)
-            missing = source.status_code == 404
+            missing = views.source(okapi, instance_id) == 404  # the assertion accepts 200 and 404 (line 7415)
             self.source_missing = self.source_missing or missing
             views.copycat(okapi)
-            okapi.get("/holdings-storage/holdings", params={"query": f"instanceId=={instance_id}", "limit": 1000})
-            okapi.get("/remote-storage/mappings", params={"limit": 1000})
-            okapi.get("/orders/titles", params={"query": f"instanceId=={instance_id}", "limit": 5000})
+            views.holdings(okapi, instance_id)
+            views.instance_tail(okapi, instance_id)
             # as run, `$.holdingsRecords.id` (line 7519) is always NOT_FOUND: the If at line 7586 never holds
-            records = (holdings.get("holdingsRecords") or []) if as_written else []
-            if records:
-                okapi.get("/inventory/items", params={"query": f"holdingsRecordId=={records[0]['id']}", "limit": 0})
+            if as_written and holdings_ids:
+                views.items_count(okapi, holdings_ids[0])
             if missing if as_written else self.source_missing:
                 return
             self._view_source_and_edit(instance_id, keyword)
@@ -128,11 +120,8 @@ class EditBib(FolioTaskSet):
         holdings = okapi.get("/holdings-storage/holdings", params={"query": f"instanceId=={instance_id}",
                                                                     "limit": 1000}).json()
         first = (holdings.get("holdingsRecords") or [{}])[0].get("id", "not_found")  # line 8022
-        okapi.get("/instance-relationship-types", params={"query": views.ALL, "limit": 1000})
-        okapi.get("/locations", params={"limit": 5000})
-        okapi.get("/configurations/entries", params={"query": "(module==SETTINGS and configName==TLR)"})
-        okapi.get("/inventory/instances/{id}", id=instance_id)
-        okapi.get("/configurations/entries", params={"query": "(module==TAGS and configName==tags_enabled)"})
+        views.instance_head(okapi, instance_id)
+        okapi.get("/configurations/entries", params={"query": views.TAGS})
         views.copycat(okapi)
         okapi.get("/search/instances", params={
             "query": f'(keyword all "{keyword}" or isbn="{keyword}" or hrid=="{keyword}" or id=="{keyword}") sortby title',
@@ -144,8 +133,7 @@ class EditBib(FolioTaskSet):
         views.copycat(okapi)
         okapi.get("/inventory/items", params={"query": f"holdingsRecordId=={first}", "limit": 0})
         okapi.get("/holdings-storage/holdings", params={"query": f"instanceId=={instance_id}", "limit": 1000})
-        okapi.get("/remote-storage/mappings", params={"limit": 1000})
-        okapi.get("/orders/titles", params={"query": f"instanceId=={instance_id}", "limit": 5000})
+        views.instance_tail(okapi, instance_id)
 
 
 def _updated_by(text: str) -> str:

@@ -125,17 +125,13 @@ class ItemRecordOperations(FolioTaskSet):
 
     def _instance_view(self, instance_id: str, holdings_ids: list[str]) -> None:
         okapi = self.okapi
-        okapi.get("/instance-relationship-types", params={"query": views.ALL, "limit": 1000})
-        okapi.get("/locations", params={"limit": 5000})
-        okapi.get("/configurations/entries", params={"query": "(module==SETTINGS and configName==TLR)"})
-        okapi.get("/inventory/instances/{id}", id=instance_id)
-        okapi.get("/configurations/entries", params={"query": "(module==TAGS and configName==tags_enabled)"})
+        views.instance_head(okapi, instance_id)
+        okapi.get("/configurations/entries", params={"query": views.TAGS})
         views.open_requests(okapi, instance_id)
         okapi.get("/source-storage/records/{id}/formatted", id=instance_id, params={"idType": "INSTANCE"})
         views.copycat(okapi)
-        okapi.get("/holdings-storage/holdings", params={"query": f"instanceId=={instance_id}", "limit": 1000})
-        okapi.get("/remote-storage/mappings", params={"limit": 1000})
-        okapi.get("/orders/titles", params={"query": f"instanceId=={instance_id}", "limit": 5000})
+        views.holdings(okapi, instance_id)
+        views.instance_tail(okapi, instance_id)
         # before the ForEach sets it: the previous iteration's (lines 9917, 11600, 13722)
         holdings_id = self.holdings_id or UNDEFINED_HOLDINGS
         if self.user.plan == AS_WRITTEN and holdings_ids:
@@ -161,7 +157,7 @@ class ItemRecordOperations(FolioTaskSet):
         okapi.get("/service-points")
         okapi.get("/circulation/requests", params={"query": ITEM_REQUESTS.format(id=item_id), "limit": 1})
         okapi.get("/circulation/loans", params={"query": f'status.name=="Open" and itemId=={item_id}'})
-        okapi.get("/configurations/entries", params={"query": "(module==TAGS and configName==tags_enabled)"})
+        okapi.get("/configurations/entries", params={"query": views.TAGS})
         if users:  # ${current_userID} is never defined in the plan (line 12312): JMeter sends the text
             okapi.get("/users", params={"query": "id==${current_userID}"})
         okapi.get("/tags", params={"limit": 10000})
@@ -191,11 +187,8 @@ class ItemRecordOperations(FolioTaskSet):
         okapi.delete("/inventory/items/{id}", id=self.item_id, expect=(204,))  # line 14227
         self.pools.release(entry)  # a `once` entry: dropped, no later iteration searches it
         okapi.get("/holdings-storage/holdings", params={"query": f"instanceId=={instance_id}", "limit": 1000})
-        okapi.get("/instance-relationship-types", params={"query": views.ALL, "limit": 1000})
-        okapi.get("/locations", params={"limit": 5000})
-        okapi.get("/configurations/entries", params={"query": "(module==SETTINGS and configName==TLR)"})
-        okapi.get("/inventory/instances/{id}", id=instance_id)
-        okapi.get("/configurations/entries", params={"query": "(module==TAGS and configName==tags_enabled)"})
+        views.instance_head(okapi, instance_id)
+        okapi.get("/configurations/entries", params={"query": views.TAGS})
         views.copycat(okapi)
         hrid = entry["hrid"]
         okapi.get("/search/instances", params={
@@ -209,8 +202,7 @@ class ItemRecordOperations(FolioTaskSet):
         okapi.get("/inventory/items", params={"query": f"holdingsRecordId=={self.holdings_id or UNDEFINED_HOLDINGS}",
                                               "limit": 0})
         okapi.get("/holdings-storage/holdings", params={"query": f"instanceId=={instance_id}", "limit": 1000})
-        okapi.get("/remote-storage/mappings", params={"limit": 1000})
-        okapi.get("/orders/titles", params={"query": f"instanceId=={instance_id}", "limit": 5000})
+        views.instance_tail(okapi, instance_id)
 
 
 def draw(data: TestData) -> dict[str, list[dict]]:
