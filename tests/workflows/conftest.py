@@ -126,3 +126,15 @@ def finish(proc: subprocess.Popen, out: Path, timeout: float = 90) -> LocustRun:
 
 def calls_of(run: LocustRun) -> list[dict]:
     return json.loads((run.out / "calls.json").read_text())
+
+
+def transactions_ran(run: LocustRun) -> list[tuple[str, list[dict]]]:
+    """A run that ended cleanly, with no failure: its whole transactions, each with its calls, as recorded."""
+    from tests.workflows import derived
+
+    assert run.returncode == 0, run.output[-3000:]
+    assert "Traceback" not in run.output
+    assert run.failures() == [], run.failures()
+    recorded = derived.transactions(calls_of(run))
+    assert recorded, "no transaction recorded"
+    return recorded

@@ -19,7 +19,16 @@ from folioperf.jmeter import AS_RUN
 from folioperf.seed import dataset, seeding
 from tests.locust_process import REPO, LocustRun, clean_env, folioperf_command
 from tests.workflows import derived
-from tests.workflows.conftest import CEILING_SECONDS, FINISH_SECONDS, TENANT, calls_of, finish, start_locust, workflow_args
+from tests.workflows.conftest import (
+    CEILING_SECONDS,
+    FINISH_SECONDS,
+    TENANT,
+    calls_of,
+    finish,
+    start_locust,
+    transactions_ran,
+    workflow_args,
+)
 
 pytestmark = [pytest.mark.xdist_group("master-bls-var-runs"), pytest.mark.long_run]
 
@@ -76,15 +85,6 @@ def runs(seeded, master_pools, tmp_path_factory) -> dict[str, LocustRun]:
     return {name: finish(proc, out, timeout=FINISH_SECONDS) for name, (proc, out) in started.items()}
 
 
-def _ran(run: LocustRun) -> list[tuple[str, list[dict]]]:
-    assert run.returncode == 0, run.output[-3000:]
-    assert "Traceback" not in run.output
-    assert run.failures() == [], run.failures()
-    recorded = derived.transactions(calls_of(run))
-    assert recorded, "no transaction recorded"
-    return recorded
-
-
 def _check_headers(entry: dict, sample) -> None:
     """A call sends the plan's headers (those its group's header managers merge), Okapi's token and tenant
     aside."""
@@ -105,7 +105,7 @@ def _fields(body: dict, prefix: str = "") -> list[str]:
 
 def test_bls_runs_at_its_defaults_without_failures(runs):
     run = runs["bls"]
-    _ran(run)
+    transactions_ran(run)
     stats = run.stats()
     assert stats[("Transaction", BLS)]["num_requests"] >= ITERATIONS
     assert all(entry["num_failures"] == 0 for entry in stats.values())
@@ -117,7 +117,7 @@ def test_bls_sends_the_plan(runs, name):
     headers (`Accept: text/plain` over the plan-wide ones) and no pause (the plan's 300 ms timer is disabled)."""
     plan = derived.bls()
     assert plan.transaction_names() == [BLS]
-    for transaction, entries in _ran(runs[name]):
+    for transaction, entries in transactions_ran(runs[name]):
         assert transaction == BLS
         assert derived.mismatch(entries, plan) is None, derived.mismatch(entries, plan)
         assert derived.pause_mismatch(entries, plan, AS_RUN) is None, derived.pause_mismatch(entries, plan, AS_RUN)
@@ -139,7 +139,7 @@ def test_bls_bodies_are_the_plans(runs, name):
     come), for the item read, by the patron whose account was read."""
     plan = derived.bls()
     new_item, request = (derived.body(s) for s in plan.calls() if s.method == "POST")
-    for _, entries in _ran(runs[name]):
+    for _, entries in transactions_ran(runs[name]):
         bodies = _bodies(entries)
         put, copy, page = (bodies["PUT /item-storage/items/{id}"], bodies["POST /item-storage/items"],
                            bodies["POST /circulation/requests"])
@@ -164,7 +164,7 @@ def test_bls_pages_the_copy_it_made_so_its_items_never_run_out(runs, seeded):
     """With a single item in its pool, each iteration pages the Available copy the one before made: the pool
     never shrinks, however long the run. In the database, every item paged has its open Page request and the
     last copy is Available."""
-    recorded = _ran(runs["bls"])
+    recorded = transactions_ran(runs["bls"])
     pages = [_bodies(entries) for _, entries in recorded]
     assert len(pages) >= ITERATIONS
     for before, after in zip(pages, pages[1:]):
@@ -213,7 +213,7 @@ def _var_iterations(run: LocustRun) -> list[list[dict]]:
 
 def test_var_runs_at_its_defaults_without_failures(runs):
     run = runs["var"]
-    _ran(run)
+    transactions_ran(run)
     stats = run.stats()
     for transaction in (GOTO, SEARCH, CLICK):
         assert stats[("Transaction", transaction)]["num_requests"] >= ITERATIONS, transaction
@@ -224,7 +224,7 @@ def test_var_sends_the_plan(runs):
     """Each iteration: the Flow Control Action's pause (`__Random(1000,3000)` ms, taken before anything else and
     no pause elsewhere), the GoTo and Search transactions, then as many Click Authorized Record transactions as
     the plan's `__Random(1,3)` loop runs, each on one id; the plan's calls, in its order, with its headers."""
-    _ran(runs["var"])
+    transactions_ran(runs["var"])
     low, high = derived.var_clicks()
     action, (shortest, longest) = derived.var_action()
     iterations = _var_iterations(runs["var"])

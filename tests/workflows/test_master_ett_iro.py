@@ -16,7 +16,16 @@ import pytest
 from folioperf.jmeter import AS_RUN
 from tests.locust_process import REPO, LocustRun, clean_env, folioperf_command
 from tests.workflows import derived
-from tests.workflows.conftest import CEILING_SECONDS, FINISH_SECONDS, TENANT, calls_of, finish, start_locust, workflow_args
+from tests.workflows.conftest import (
+    CEILING_SECONDS,
+    FINISH_SECONDS,
+    TENANT,
+    calls_of,
+    finish,
+    start_locust,
+    transactions_ran,
+    workflow_args,
+)
 from tests.workflows.test_master_bls_var import _check_headers
 
 pytestmark = [pytest.mark.xdist_group("master-ett-iro-runs"), pytest.mark.long_run]
@@ -51,15 +60,6 @@ def ett_run(seeded, ett_pools, tmp_path_factory) -> LocustRun:
     return finish(proc, out, timeout=FINISH_SECONDS)
 
 
-def _ran(run: LocustRun) -> list[tuple[str, list[dict]]]:
-    assert run.returncode == 0, run.output[-3000:]
-    assert "Traceback" not in run.output
-    assert run.failures() == [], run.failures()
-    recorded = derived.transactions(calls_of(run))
-    assert recorded, "no transaction recorded"
-    return recorded
-
-
 def _scenario_group(name: str) -> dict:
     (group,) = [g for g in tomllib.loads(SCENARIO.read_text())["group"] if g["name"] == name]
     return group
@@ -68,7 +68,7 @@ def _scenario_group(name: str) -> dict:
 # -- ETT ----------------------------------------------------------------------------------------------------
 
 def test_ett_runs_at_its_defaults_without_failures(ett_run):
-    _ran(ett_run)
+    transactions_ran(ett_run)
     stats = ett_run.stats()
     assert stats[("Transaction", ETT)]["num_requests"] >= ITERATIONS
     assert all(entry["num_failures"] == 0 for entry in stats.values())
@@ -79,7 +79,7 @@ def test_ett_sends_the_plan(ett_run):
     instance with holdings: every If taken), each with the plan's headers, and no pause."""
     plan = derived.ett()
     assert plan.transaction_names() == [ETT]
-    recorded = _ran(ett_run)
+    recorded = transactions_ran(ett_run)
     assert len(recorded) >= ITERATIONS
     for transaction, entries in recorded:
         assert transaction == ETT
@@ -96,7 +96,7 @@ def test_ett_edits_the_instance_its_item_hrid_found(ett_run, seeded):
     (line 7780); in the database the instance's MARC record now has it and a later `_version`."""
     edited = []
     with psycopg.connect(seeded.dsn) as conn:
-        for _, entries in _ran(ett_run):
+        for _, entries in transactions_ran(ett_run):
             search = next(e for e in entries if "items.hrid" in derived.decoded(e["url"]))
             hrid = re.search(r'items.hrid=="([^"]+)"', derived.decoded(search["url"])).group(1)
             (instance_id,) = conn.execute(
