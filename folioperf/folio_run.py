@@ -635,8 +635,11 @@ class FolioRun:
             gevent.sleep(WATCH_SECONDS)
 
     def _count_users(self, record: TestRecord, running: int) -> None:
-        """After full load, the users running against those asked for, for the whole test (not its stop)."""
-        if self.environment.runner.state != "running" or self.stopping or record.full_load_at is None:
+        """After full load, the users running against those asked for, for the whole test (not its stop). Locust
+        fires test_stopping before its state leaves "running", and the workers' users stop while the master
+        collects their last reports: the stop's own start (`record.stopped`) ends the count."""
+        if (self.environment.runner.state != "running" or self.stopping or record.full_load_at is None
+                or record.stopped is not None):
             return
         if (datetime.now(timezone.utc) - record.full_load_at).total_seconds() < USERS_SETTLE_SECONDS:
             return
