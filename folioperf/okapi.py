@@ -180,7 +180,7 @@ class Okapi:
         self.login: Login = (logins or Logins()).login(self.url, credentials, auth, refresh_margin, shared_login)
         self.browser = browser  # calls carry a browser's Origin and User-Agent, and preflight() sends OPTIONS
         self.preflights = preflights  # False: --no-preflight
-        self._timers = timers  # a virtual user's: fired before each of its calls (folioperf.pausing.Timers)
+        self._timers = timers  # a virtual user's (folioperf.timers.Timers): before each call, not its retry after a 401
         self._label = label  # a scenario group's records go by `<group> · <name>`
         self._trace = trace  # --trace: takes the calls (okapi_trace.Traced)
         self._raw_headers = raw_headers() if trace is not None else None  # ... whose fields are kept as stored
@@ -242,6 +242,8 @@ class Okapi:
             name = self._label(name)
         call = Call(method, target, name, self._headers(headers, body),
                     body if body is None or isinstance(body, bytes) else body.encode(), expect)
+        if self._timers is not None:  # before the login flow picks the token: a minute's pacing can outlive it
+            self._timers.before_sample()
         outcome = self._drive(self.login.flow(call))
         if not outcome.ok:
             raise CallFailed(call.name, outcome.message, outcome.status)
@@ -260,6 +262,8 @@ class Okapi:
             target += "?" + urlencode(params, doseq=True, quote_via=quote)
         headers = {**self._preflight_headers, "Access-Control-Request-Method": method}
         call = Call("OPTIONS", target, self._label(name or f"OPTIONS {path.split('?', 1)[0]}"), headers, None, (200, 204))
+        if self._timers is not None:
+            self._timers.before_sample()
         outcome = self._send(call)
         self._account(call, outcome)
         if not outcome.ok:
@@ -346,8 +350,6 @@ class Okapi:
         return headers
 
     def _send(self, call: Call) -> Outcome:
-        if self._timers is not None and not call.auth:
-            self._timers.before_sample()
         if self._locust:
             response = self._session.request(call.method, self.url + call.target, name=call.name, catch_response=True,
                                              data=call.body, headers=call.headers)

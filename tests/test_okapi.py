@@ -18,6 +18,7 @@ import requests
 
 from folioperf.errors import FolioperfError
 from folioperf.okapi import CallFailed, Credentials, LoginFailed, Logins, Okapi
+from folioperf.timers import Timers
 from tests.locust_process import LOCUSTFILE, WORKFLOWS, clean_env, free_port, locust_command, run_locust
 
 MISSING_USER = "00000000-0000-4000-8000-000000000000"
@@ -191,6 +192,19 @@ def test_shared_login_refreshes_in_time_and_never_reuses_a_refresh_token(ttl_san
     assert after["auth.login"] - before["auth.login"] == 1
     for event in ("auth.refresh_reuse", "auth.refresh_failed", "auth.token_rejected"):
         assert after[event] == before[event], event
+
+
+def test_a_paced_call_takes_its_token_after_the_wait(ttl_sandbox):
+    """The throughput timer's wait comes before the token is chosen: a call paced past the token's life renews it
+    first. (Taken before the wait, a master-plan poll paced one a minute sent its 10-minute token just expired.)"""
+    events = lambda: ttl_sandbox.counters()["events"]  # noqa: E731
+    before = events()
+    okapi = okapi_for(ttl_sandbox, password=TTL_SECRET, tenant="ttlrun", timers=Timers(time.sleep, per_minute=20))
+    for _ in range(2):  # 3 s apart; tokens live 2 s
+        assert okapi.get("/groups", params={"limit": 1}).status_code == 200
+    after = events()
+    assert after["auth.token_rejected"] == before["auth.token_rejected"]
+    assert (okapi.login.logins, okapi.login.refreshes) == (1, 1)
 
 
 def test_a_rejected_token_costs_one_login_and_one_retry(folio_sandbox_factory):
