@@ -24,10 +24,12 @@ def test_the_ptf_master_scenario_runs_every_group(run_dsn, tmp_path):
         "CICO": ("check-in-check-out", 1), "RENEW": ("renew", 1), "RIH": ("rih", 10), "BLS": ("bls", 1),
         "VAR": ("var", 1), "VIR": ("vir", 1), "PRV": ("prv", 1), "VIH": ("vih", 1), "ILR": ("ilr", 1),
         "MPS-LOCATIONS": ("mps", 1), "MPS-REQUESTS": ("mps", 1), "MPS-PICK-SLIPS": ("mps", 1),
-        "VB": ("vb", 1), "VH": ("vh", 1), "VTT": ("vtt", 1), "ETT": ("ett", 1), "IRO": ("iro", 1)}
+        "VB": ("vb", 1), "VH": ("vh", 1), "VTT": ("vtt", 1), "ETT": ("ett", 1), "IRO": ("iro", 1),
+        "PRO": ("pro", 1)}
     assert groups["CICO"]["pace"] == "65/m" and groups["RIH"]["rate"] == 3 and groups["RIH"]["rate_achieved"] > 2.8
     for prefix in ("CICO · ", "RENEW · ", "RIH · ", "BLS · ", "VAR · ", "VIR · ", "PRV · ", "VIH · ", "ILR · ",
-                   "MPS-LOCATIONS · ", "MPS-REQUESTS · ", "MPS-PICK-SLIPS · ", "VB · ", "VH · ", "VTT · ", "ETT · ", "IRO · "):
+                   "MPS-LOCATIONS · ", "MPS-REQUESTS · ", "MPS-PICK-SLIPS · ", "VB · ", "VH · ", "VTT · ", "ETT · ", "IRO · ",
+                   "PRO · "):
         assert any(e.name.startswith(prefix) and e.count for e in res.apis()), prefix
     assert res.entry("Transaction", "RIH · Retrieve instance and holdings").count > 150
     # RENEW's pace, one iteration every 4 minutes, finishes none in a minute: the run says so
@@ -40,7 +42,7 @@ def test_the_ptf_master_scenario_runs_every_group(run_dsn, tmp_path):
     text = (tmp_path / "report.md").read_text()
     for heading in ("## CICO: check-in-check-out", "## RENEW: renew", "## RIH: rih", "## BLS: bls", "## VAR: var",
                     "## VIR: vir", "## PRV: prv", "## VIH: vih", "## ILR: ilr", "## MPS-PICK-SLIPS: mps",
-                    "## VB: vb", "## VH: vh", "## VTT: vtt", "## ETT: ett", "## IRO: iro"):
+                    "## VB: vb", "## VH: vh", "## VTT: vtt", "## ETT: ett", "## IRO: iro", "## PRO: pro"):
         assert heading in text
     renew = text[text.index("## RENEW: renew"):text.index("## RIH: rih")]
     assert "This group finished no transaction in the test" in renew

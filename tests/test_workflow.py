@@ -60,8 +60,8 @@ def test_unknown_workflow_and_bad_files_are_one_line_errors(tmp_path):
     result = folioperf("workflows", "no-such-workflow", PYTHONPATH=os.pathsep.join([str(PLUGIN)]))
     assert (result.returncode, result.stdout) == (2, "")
     assert result.stderr == ("folioperf: error: unknown workflow 'no-such-workflow'; "
-                             "known: bls, check-in-check-out, demo-lookup, ett, holds, ilr, iro, mps, prv, renew, rih, var, vb, vh, vih, "
-                             "vir, vtt\n")
+                             "known: bls, check-in-check-out, demo-lookup, ett, holds, ilr, iro, mps, pro, prv, renew, rih, var, vb, vh, "
+                             "vih, vir, vtt\n")
 
     bad = tmp_path / "bad.py"
     bad.write_text(textwrap.dedent("""

@@ -27,7 +27,8 @@ CIRCULATION_STATE: dict[str, tuple[tuple[str, str], ...]] = {
 
 # the dataset's own records, children first (for --replace): table → kind of its ids
 RECORDS = {
-    "permissions_users": "permission_user", "users": "user", "item": "item", "holdings_record": "holdings",
+    "permissions_users": "permission_user", "service_point_user": "service_point_user",
+    "user_request_preference": "request_preference", "users": "user", "item": "item", "holdings_record": "holdings",
     "instance": "instance", "raw_records_lb": "srs_record", "marc_records_lb": "srs_record", "records_lb": "srs_record",
     "snapshots_lb": "snapshot", "authority": "authority",
 }

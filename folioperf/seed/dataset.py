@@ -12,7 +12,7 @@ reproducible. Its file has four tables:
     loans = "overdue"          # seeded loans due in 2019-2020 as PTF's were (default "current": due per the loan policy)
 
     [counts]                   # --scale F multiplies users, instances, users_per_loan_count, open_requests,
-                               # page_requests, authorities
+                               # page_requests, authorities, user_records
     users = 50                 # patrons without loans
     instances = 4000           # each with its SRS MARC record
     holdings_per_instance = 1  # (default 1)
@@ -25,6 +25,9 @@ reproducible. Its file has four tables:
     authorities = 0            # MARC authorities (personal names) in SRS, external ids from the `authority`
                                # id range, which the authority records use: in the sandbox also in
                                # mod-entities-links' table that search/authorities reads (default 0)
+    user_records = 0           # the first N users each with a request preference (Hold Shelf) and a
+                               # service-points-user record (the pickup service points, the first the
+                               # default), as the users app creates them (default 0)
 
     [records]                  # reference records the seeded records use, by name
     patron_groups = ["undergrad", "graduate"]      # users are spread over these
@@ -132,7 +135,7 @@ REFERENCE_LINKS = {
     ("locations", "servicePointIds"): "service_points",
 }
 
-_SCALED = ("users", "instances", "users_per_loan_count", "open_requests", "page_requests", "authorities")
+_SCALED = ("users", "instances", "users_per_loan_count", "open_requests", "page_requests", "authorities", "user_records")
 
 
 @dataclass(frozen=True)
@@ -146,6 +149,7 @@ class Counts:
     open_requests: int = 0
     page_requests: int = 0
     authorities: int = 0
+    user_records: int = 0
 
     @property
     def holdings(self) -> int:
@@ -229,6 +233,10 @@ class Dataset:
             raise DatasetError(self.path, "counts.page_requests",
                                f"{at} {c.open_requests + c.page_requests} requests need as many requesters from counts.users, "
                                f"but there are {c.users}")
+        if c.user_records > c.all_users:
+            raise DatasetError(self.path, "counts.user_records",
+                               f"{at} {c.user_records} users with a request preference need as many users, but there are "
+                               f"{c.all_users}")
         return c
 
 

@@ -67,7 +67,8 @@ class Job:
 def row_count(key: str, c: Counts) -> int:
     """How many rows a table gets from a dataset with these counts."""
     return {
-        "users": c.all_users, "permissions_users": c.all_users, "instance": c.instances,
+        "users": c.all_users, "permissions_users": c.all_users, "service_point_user": c.user_records,
+        "user_request_preference": c.user_records, "instance": c.instances,
         "holdings_record": c.holdings, "item": c.items, "snapshots_lb": 1 if c.instances + c.authorities else 0,
         "records_lb": c.instances + c.authorities, "raw_records_lb": c.instances + c.authorities,
         "marc_records_lb": c.instances + c.authorities, "loan": c.loans, "audit_loan": c.loans,
@@ -257,6 +258,25 @@ class Generator:
         perm_id, user_id = self.ids.of("permission_user"), self.ids.of("user")
         for i in range(self.c.all_users):
             yield encode({"id": perm_id(i), "userId": user_id(i), "permissions": [], "metadata": self.metadata})
+
+    def service_point_user(self) -> Iterator[str]:
+        """The users app's service-points-user record of each of the first `user_records` users (mod-inventory-storage
+        `servicepointsuser.json`): the dataset's pickup service points, the first the default."""
+        encode = self.rmb_encoder("service_point_user")
+        record_id, user_id = self.ids.of("service_point_user"), self.ids.of("user")
+        desks = [sp["id"] for sp in self.ds.used("pickup_service_points")]
+        for i in range(self.c.user_records):
+            yield encode({"id": record_id(i), "userId": user_id(i), "servicePointsIds": desks,
+                          "defaultServicePointId": desks[0], "metadata": self.metadata})
+
+    def user_request_preference(self) -> Iterator[str]:
+        """The request preference the users app creates with a user (mod-circulation-storage `request-preference.json`):
+        Hold Shelf, no delivery, as PTF's PRO group posts it (master-script-longevity.jmx line 29659)."""
+        encode = self.rmb_encoder("user_request_preference")
+        record_id, user_id = self.ids.of("request_preference"), self.ids.of("user")
+        for i in range(self.c.user_records):
+            yield encode({"id": record_id(i), "userId": user_id(i), "holdShelf": True, "delivery": False,
+                          "fulfillment": "Hold Shelf", "metadata": self.metadata})
 
     def instance(self) -> Iterator[str]:
         encode = self.rmb_encoder("instance")

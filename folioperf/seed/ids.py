@@ -22,7 +22,7 @@ NAMESPACE = uuid.UUID("5c3f3a52-9a4e-5b1c-8d2e-6f6f6c696f70")  # folioperf's uui
 
 KINDS = (
     "user", "permission_user", "instance", "holdings", "item", "srs_record", "snapshot",
-    "loan", "audit_loan", "session", "request", "authority",
+    "loan", "audit_loan", "session", "request", "authority", "service_point_user", "request_preference",
 )
 
 

@@ -27,8 +27,9 @@ from folioperf.seed.layout import Layout, LoadPlan
 from folioperf.seed.reference import resolve
 
 SEED_TABLES = (
-    "users", "permissions_users", "instance", "holdings_record", "item", "snapshots_lb", "records_lb", "raw_records_lb",
-    "marc_records_lb", "authority", "loan", "audit_loan", "patron_action_session", "request",
+    "users", "permissions_users", "service_point_user", "user_request_preference", "instance", "holdings_record", "item",
+    "snapshots_lb", "records_lb", "raw_records_lb", "marc_records_lb", "authority", "loan", "audit_loan",
+    "patron_action_session", "request",
 )
 CIRCULATION_TABLES = ("loan", "audit_loan", "patron_action_session", "request")
 OPTIONAL_TABLES = {"permissions_users", "snapshots_lb", "records_lb", "raw_records_lb", "marc_records_lb", "authority"}

@@ -19,7 +19,7 @@ from folioperf.seed.dataset import DatasetError
 from .conftest import run_process
 
 FOLIO_UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[1-5][0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$")
-BUILTINS = ["bls", "cico", "holds", "iro", "renewals", "rih", "var"]
+BUILTINS = ["bls", "cico", "holds", "iro", "pro", "renewals", "rih", "var"]
 KINDS = ["user", "item", "instance", "holdings", "loan", "request", "srs_record"]
 
 
@@ -100,8 +100,8 @@ def test_a_bad_reference_record_in_a_dataset_is_named(tmp_path):
 def test_unknown_dataset_lists_the_builtins():
     r = run_process("seed", "nosuch")
     assert r.returncode == 2
-    assert r.stderr.strip() == ("folioperf: error: unknown dataset 'nosuch': built-in datasets are bls, cico, holds, iro, renewals, "
-                                "rih, var (or pass a path to a .toml file)")
+    assert r.stderr.strip() == ("folioperf: error: unknown dataset 'nosuch': built-in datasets are bls, cico, holds, iro, pro, "
+                                "renewals, rih, var (or pass a path to a .toml file)")
 
 
 def _generate(name: str, scale: float, now: str = "2026-03-02T10:00:00.000+00:00") -> dict[str, list[str]]:

@@ -294,3 +294,30 @@ def test_seeding_progress_fits_80_columns():
     lines = out.getvalue().splitlines()
     assert len(lines) == 2 and all(len(line) <= 80 for line in lines), lines
     assert "123456/200000" in lines[0] and lines[1].startswith("diku_mod_users.users ") and "0/2000" in lines[1]
+
+
+def test_user_records_give_users_request_preferences_and_service_points_that_replace_removes(scratch_db):
+    """`counts.user_records`: the first N users each get a request preference (Hold Shelf) and a service-points-user
+    record of the dataset's pickup desks, the first the default, with ids of their own kinds; `--replace` removes them."""
+    dsn = scratch_db()
+    ds = dataset.load("pro")
+    code, out, err = run("seed", "pro", "--db", dsn, "--scale", "0.001")
+    assert code == 0, err
+    desks = [sp["id"] for sp in ds.used("pickup_service_points")]
+    users = {ds.ids.of("user")(i) for i in range(20)}
+    with psycopg.connect(dsn) as conn:
+        preferences = conn.execute("SELECT id::text, jsonb FROM diku_mod_circulation_storage.user_request_preference "
+                                   "ORDER BY id").fetchall()
+        desks_of = conn.execute("SELECT id::text, jsonb FROM diku_mod_inventory_storage.service_point_user "
+                                "WHERE jsonb->>'userId' = ANY(%s) ORDER BY id", (list(users),)).fetchall()  # not the admin's
+    assert [i for i, _ in preferences] == [ds.ids.of("request_preference")(i) for i in range(20)]
+    assert {p["userId"] for _, p in preferences} == users
+    assert all((p["fulfillment"], p["holdShelf"], p["delivery"]) == ("Hold Shelf", True, False) for _, p in preferences)
+    assert [i for i, _ in desks_of] == [ds.ids.of("service_point_user")(i) for i in range(20)]
+    assert {r["userId"] for _, r in desks_of} == users
+    assert all((r["servicePointsIds"], r["defaultServicePointId"]) == (desks, desks[0]) for _, r in desks_of)
+
+    code, out, err = run("seed", "pro", "--db", dsn, "--scale", "0.0005", "--replace")
+    assert code == 0, err
+    assert _in_range(dsn, "mod_circulation_storage.user_request_preference", ds, "request_preference") == 10
+    assert _in_range(dsn, "mod_inventory_storage.service_point_user", ds, "service_point_user") == 10

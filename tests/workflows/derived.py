@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 from urllib.parse import parse_qsl, unquote, urlsplit
@@ -566,3 +566,63 @@ def foreach_of(name: str) -> jmx.Block:
     """A master inventory view group's ForEach over its search's hits."""
     (block,) = [b for b in _blocks(plan(MASTER).thread_group(VIEW_GROUPS[name])) if b.kind == "foreach"]
     return block
+
+
+# -- the master plan's PRO group (workflows/pro.py; tests/workflows/test_master_pro.py) ------------------------------
+
+PRO_GROUP = "Patron Record Operations"
+PRO_FLOWS = {"create": "If Do Create", "view": "If Do View User", "edit": "If Do Edit User", "delete": "If Do Delete User"}
+PRO_LOANS = {"open": "If Open loans", "closed": "If Closed loans"}
+# the CSV's user (or the created one) and its name; the ids the edit form's extractors take
+VALUES.update({"uuid": _ID, "users_perm_id": _UUID, "service_points_users_id": _UUID, "request_preferences_id": _UUID})
+
+
+def pro(flow: str, *, found: bool = True, loans: str = "open", mode: str = AS_RUN) -> Derived:
+    """One iteration of the master plan's PRO group that takes `flow` (create, view, edit, delete): its first "If user
+    exists" as `found` says, a view's loans page as `loans` says, every other If taken (the edit form found each
+    record; the user has no open transactions). The group's user-defined variables are expanded as JMeter set them
+    when it compiled the plan (`${current_userID}`: `${__P(current_user_id)}` before any login, `__P`'s default "1";
+    as written, any user's id)."""
+    p = plan(MASTER)
+    group = p.thread_group(PRO_GROUP)
+
+    def decide(block: jmx.Block):
+        if block.kind == "if" and block.name.strip() in PRO_FLOWS.values():
+            return block.name.strip() == PRO_FLOWS[flow]
+        if block.kind == "if" and block.name in PRO_LOANS.values():
+            return block.name == PRO_LOANS[loans]
+        if block.kind == "if" and block.name == "If user exists":
+            return found
+        return jmx.default_decide(block)
+
+    current = "1" if mode == AS_RUN else "${user_id}"
+    events = tuple(_expand_pro(e, current) for e in _master_pass(group, decide))
+    return Derived(MASTER, group.lines, events, p.variables)
+
+
+def _expand_pro(event, current: str):
+    if not isinstance(event, jmx.Sample) or event.kind != "http":
+        return event
+
+    def sub(text: str) -> str:
+        return text.replace("${current_userID}", current)
+
+    return replace(event, path=sub(event.path), params=tuple((k, sub(v)) for k, v in event.params))
+
+
+def pro_default(name: str) -> str:
+    """A PRO variable's default as the plan's `${__P(NAME, default)} ` gives it (lines 528, 534, 540), trimmed."""
+    text = plan(MASTER).variables[name]
+    m = re.fullmatch(r"\s*\$\{__P\(\w+,\s*([0-9.-]+)\s*\)\}\s*", text)
+    assert m, text
+    return m.group(1)
+
+
+def pro_pace() -> tuple[int, float, int]:
+    """(threads, samples a minute, calcMode) of the PRO group as JMeter read them."""
+    p = plan(MASTER)
+    group = p.thread_group(PRO_GROUP)
+    threads = int(jmx.number(group.prop("ThreadGroup.num_threads"), AS_RUN, variables=p.variables))
+    timers = {t for s in jmx.samples(group, variables=p.variables) for t in jmx.throughput_of(s, AS_RUN, p.variables)}
+    ((per_minute, calc_mode),) = timers
+    return threads, per_minute, calc_mode
