@@ -23,14 +23,14 @@ text, field 520 replaced (the first one) or appended as `{"isProtected": "false"
 
 As JMeter ran it (the default): the SRS view's post-processor (line 7427) sets `instance_source` NOT_FOUND on a 404
 and nothing ever resets it, so after one 404 the thread never views a source nor edits again (the If, line 7628,
-holds both); the reload's user look-up sends `id==${current_userID}` (never defined: JMeter sends the text) `or
-id==not_found` (the PUT answers 202 with no body, so `$.metadata.updatedByUserId`, line 7891, takes its default).
+holds both); the reload's user look-up sends `id==1` (`${current_userID}`, PRO's user-defined variable, as JMeter
+set it: workflows/master_plan.py) `or id==not_found` (the PUT answers 202 with no body, so
+`$.metadata.updatedByUserId`, line 7891, takes its default).
 The holdings extractor's `$.holdingsRecords.id` (line 7519; VB's and VH's are `$.holdingsRecords.*.id`) finds
 nothing in the list of holdings records: JMeter's JSONPath throws on it and the extractor leaves NOT_FOUND, so
 "If Holdings Exist" (line 7586) never sends the items count, as in VTT.
 `--plan as-written`: the 404 skips that iteration's source and edit only; the items count is sent for the
-instance's first holdings record. The look-up is sent as the plan writes it
-in both modes (folioperf's client does not know the logged-in user's id without a call the plan does not make).
+instance's first holdings record; the look-up names the logged-in user.
 
 The test data: the plan's ETT_keywords.csv (words of titles) and ETT_search_items.csv (item HRIDs): here words of
 the dataset's MARC instances' titles and the HRIDs of their items (rih: every instance has an SRS MARC bib
@@ -43,7 +43,7 @@ from __future__ import annotations
 import re
 
 from folioperf.workflows import inventory_views as views
-from folioperf.workflows.master_plan import MASTER_HEADERS
+from folioperf.workflows.master_plan import MASTER_HEADERS, current_user_id
 
 from folioperf import FolioTaskSet, FolioUser, Records, TestData, Workflow, task
 from folioperf.jmeter import AS_WRITTEN
@@ -57,6 +57,7 @@ NOT_FOUND = "NOT_FOUND"
 class EditBib(FolioTaskSet):
     def on_start(self) -> None:
         self.source_missing = False  # the plan's `instance_source`, a thread variable (line 7427)
+        self.current_user = current_user_id(self.okapi, self.user.plan == AS_WRITTEN)
 
     @task
     def edit(self) -> None:
@@ -128,8 +129,7 @@ class EditBib(FolioTaskSet):
             "limit": 100})
         views.open_requests(okapi, instance_id)
         okapi.get("/source-storage/records/{id}/formatted", id=instance_id, params={"idType": "INSTANCE"})
-        # ${current_userID} is never defined in the plan (line 8299): JMeter sends the text
-        okapi.get("/users", params={"query": f"id==${{current_userID}} or id=={updated_by}"})
+        okapi.get("/users", params={"query": f"id=={self.current_user} or id=={updated_by}"})  # line 8299
         views.copycat(okapi)
         okapi.get("/inventory/items", params={"query": f"holdingsRecordId=={first}", "limit": 0})
         okapi.get("/holdings-storage/holdings", params={"query": f"instanceId=={instance_id}", "limit": 1000})

@@ -23,10 +23,11 @@ sampler, the scripts and the pauses included: `--pace 197/m`, as scenarios/ptf-m
 As JMeter ran it (the default): `inventory/items?query=holdingsRecordId==${holdingsRecordId}&limit=0` in the
 instance view (lines 9917, 11600, 13722) comes before the ForEach that sets `holdingsRecordId`: it names the
 last holdings record of the thread's previous iteration, and in its first iteration the text `${holdingsRecordId}`
-(undefined: JMeter sends it as it is); the edit's reload sends `users?query=id==${current_userID}`, never
-defined. The item edited or deleted is `items[0]` of the (last) holdings record holding the HRID (line 9994), not
-necessarily the item searched; with this dataset's one item per holdings record it is. `--plan as-written`
-names the instance's first holdings record in that count.
+(undefined: JMeter sends it as it is); the edit's reload sends `users?query=id==1` (`${current_userID}`, PRO's
+user-defined variable, as JMeter set it: workflows/master_plan.py). The item edited or deleted is `items[0]` of
+the (last) holdings record holding the HRID (line 9994), not necessarily the item searched; with this dataset's
+one item per holdings record it is. `--plan as-written` names the instance's first holdings record in that count
+and the logged-in user in the reload.
 
 The test data (datasets/iro.toml, its own instances so no other group holds an item IRO deletes): the first half
 of its items' HRIDs to view (the plan's IRO_search_items.csv; shared, round-robin), the second half to edit or
@@ -44,7 +45,7 @@ import random
 from typing import Any
 
 from folioperf.workflows import inventory_views as views
-from folioperf.workflows.master_plan import MASTER_HEADERS
+from folioperf.workflows.master_plan import MASTER_HEADERS, current_user_id
 
 from folioperf import FolioTaskSet, FolioUser, Option, TestData, Workflow, task
 from folioperf.jmeter import AS_WRITTEN, Delay
@@ -73,6 +74,7 @@ class ItemRecordOperations(FolioTaskSet):
     def on_start(self) -> None:
         self.holdings_id: str | None = None  # the plan's `holdingsRecordId`, a thread variable the ForEach sets
         self.item_id = "${itemId}"  # the plan's `itemId`, set when the HRID is found (undefined before)
+        self.current_user = current_user_id(self.okapi, self.user.plan == AS_WRITTEN)
         shares = self.options.distribution
         self.shares = distribution(shares) if isinstance(shares, str) else shares  # the default is text
 
@@ -158,8 +160,8 @@ class ItemRecordOperations(FolioTaskSet):
         okapi.get("/circulation/requests", params={"query": ITEM_REQUESTS.format(id=item_id), "limit": 1})
         okapi.get("/circulation/loans", params={"query": f'status.name=="Open" and itemId=={item_id}'})
         okapi.get("/configurations/entries", params={"query": views.TAGS})
-        if users:  # ${current_userID} is never defined in the plan (line 12312): JMeter sends the text
-            okapi.get("/users", params={"query": "id==${current_userID}"})
+        if users:  # line 12312
+            okapi.get("/users", params={"query": f"id=={self.current_user}"})
         okapi.get("/tags", params={"limit": 10000})
         okapi.get("/inventory/items/{id}", id=item_id)
 

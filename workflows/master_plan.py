@@ -4,6 +4,15 @@ carries (lines 894-946: a Chrome 111 browser's headers, JSON in and out), the te
 
 from __future__ import annotations
 
+from folioperf import Okapi
+from folioperf.auth import claims
+
+# `${current_userID}`, PRO's user-defined variable `${__P(current_user_id)}` (line 28832), named by ETT, IRO and PRO:
+# JMeter sets every enabled user-defined variable of the plan, wherever it stands, for every thread when it compiles
+# the plan (PreCompiler; JMeterThread.setInitialContext), before the setUp group's login puts the property: `__P`'s
+# default, "1".
+UNSET_CURRENT_USER = "1"
+
 MASTER_HEADERS = {
     "sec-ch-ua": '"Google Chrome";v="111", "Not(A:Brand";v="8", "Chromium";v="111"',
     "sec-ch-ua-mobile": "?0",
@@ -26,3 +35,13 @@ def percent(text: str) -> float:
     if not 0 <= value <= 100:
         raise ValueError("a percent from 0 to 100")
     return value
+
+
+def current_user_id(okapi: Okapi, as_written: bool) -> str:
+    """The plan's `${current_userID}`: "1" as JMeter ran it; as written, the logged-in user's id (its token's claim,
+    so no call the plan does not make)."""
+    if not as_written:
+        return UNSET_CURRENT_USER
+    okapi.authenticate()
+    tokens = okapi.login.tokens()
+    return str(claims(tokens[0]).get("user_id", UNSET_CURRENT_USER)) if tokens else UNSET_CURRENT_USER

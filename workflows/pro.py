@@ -47,10 +47,9 @@ import random
 import uuid
 from typing import Any
 
-from folioperf.workflows.master_plan import MASTER_HEADERS
+from folioperf.workflows.master_plan import MASTER_HEADERS, current_user_id
 
 from folioperf import FolioTaskSet, FolioUser, Option, TestData, Workflow, task
-from folioperf.auth import claims
 from folioperf.jmeter import AS_WRITTEN, Delay
 from folioperf.target_info import target_info
 
@@ -59,7 +58,6 @@ CREATE, VIEW, EDIT, DELETE = ("PRO_TC: Create User", "PRO_TC: View User", "PRO_T
 SCRIPTS = ("Branch selector randomizer", "SWITCH")  # lines 28859, 28876; the loans split's at 32268, 32285
 DEFINE_UUID = Delay("constant", 0)  # the Flow Control Action "Define UUID" (line 29579): pause 0 ms
 PLAN_USERS_MODULE = "mod-users-19.1.1"  # x-okapi-module-id (line 28842)
-UNDEFINED_USER = "1"  # `${__P(current_user_id)}` before the login set it: __P's default
 NAME_LETTERS = "abcdefghijklmnop"  # `${__RandomString(5,abcdefghijklmnop,)}` (line 29629)
 NEW_EMAIL = "new@mail.com"  # the JSR223 PostProcessor at line 34191
 
@@ -114,11 +112,7 @@ class PatronRecordOperations(FolioTaskSet):
                                      PLAN_USERS_MODULE)
         except Exception:  # no rights to list modules: the plan's own
             pass
-        self.current_user = UNDEFINED_USER
-        if self.as_written:
-            self.okapi.authenticate()
-            tokens = self.okapi.login.tokens()
-            self.current_user = str(claims(tokens[0]).get("user_id", UNDEFINED_USER)) if tokens else UNDEFINED_USER
+        self.current_user = current_user_id(self.okapi, self.as_written)
 
     @task
     def operate(self) -> None:

@@ -20,7 +20,7 @@ from functools import cache
 from pathlib import Path
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-from folioperf import jmx
+from folioperf import jmeter, jmx
 from folioperf.jmeter import AS_RUN, Delay, PercentController, number
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "jmx"
@@ -488,11 +488,22 @@ def master_pace(group_name: str) -> tuple[int, float]:
 # -- the master plan's ETT and IRO groups (workflows/ett.py, iro.py; tests/workflows/test_master_ett_iro.py) --------
 
 ETT_GROUP, IRO_GROUP = "Edit Bib RecordTagTable Group", "Item Record Operations"
-# ETT: the keyword, the item HRID, the ids its extractors take (or their defaults), and the user look-up's
-# `${current_userID}`, which the plan never defines: JMeter sends the text as it is
+# ETT: the keyword, the item HRID, the ids its extractors take (or their defaults)
 VALUES.update({"instance_name": "[A-Za-z]+", "hrid_id": "[A-Za-z0-9]+", "holdings_id": _ID, "parsed_recordId": _UUID,
-               "holdings_recordId": f"(?:{_UUID}|not_found)", "updated_byUserId": f"(?:{_UUID}|not_found)",
-               "current_userID": re.escape("${current_userID}")})
+               "holdings_recordId": f"(?:{_UUID}|not_found)", "updated_byUserId": f"(?:{_UUID}|not_found)"})
+
+
+def _current_user(events, mode: str) -> tuple:
+    """`events` with `${current_userID}` (PRO's user-defined variable, line 28832, named by ETT, IRO and PRO) as JMeter
+    set it for every thread when it compiled the plan, before any login put the property it reads: the reader's
+    expansion of its value, `__P`'s default; as written, any user's id."""
+    current = (jmeter.expand(plan(MASTER).variables["current_userID"]) if mode == AS_RUN else "${user_id}")
+
+    def sub(text: str) -> str:
+        return text.replace("${current_userID}", current)
+
+    return tuple(replace(e, path=sub(e.path), params=tuple((k, sub(v)) for k, v in e.params))
+                 if isinstance(e, jmx.Sample) and e.kind == "http" else e for e in events)
 
 
 def ett(source_viewed: bool = True, holdings_found: bool = False) -> Derived:
@@ -508,7 +519,7 @@ def ett(source_viewed: bool = True, holdings_found: bool = False) -> Derived:
             return holdings_found
         return jmx.default_decide(block)
 
-    return Derived(MASTER, group.lines, tuple(_master_pass(group, decide)), plan(MASTER).variables)
+    return Derived(MASTER, group.lines, _current_user(_master_pass(group, decide), AS_RUN), plan(MASTER).variables)
 
 
 # IRO: the HRIDs of its two lists, and `${holdingsRecordId}` as its first iteration sends it (undefined then)
@@ -530,7 +541,7 @@ def iro(flow: str, holdings: int = 1) -> Derived:
             return holdings
         return jmx.default_decide(block)
 
-    return Derived(MASTER, group.lines, tuple(_master_pass(group, decide)), plan(MASTER).variables)
+    return Derived(MASTER, group.lines, _current_user(_master_pass(group, decide), AS_RUN), plan(MASTER).variables)
 
 
 def iro_distribution() -> str:
@@ -595,19 +606,7 @@ def pro(flow: str, *, found: bool = True, loans: str = "open", mode: str = AS_RU
             return found
         return jmx.default_decide(block)
 
-    current = "1" if mode == AS_RUN else "${user_id}"
-    events = tuple(_expand_pro(e, current) for e in _master_pass(group, decide))
-    return Derived(MASTER, group.lines, events, p.variables)
-
-
-def _expand_pro(event, current: str):
-    if not isinstance(event, jmx.Sample) or event.kind != "http":
-        return event
-
-    def sub(text: str) -> str:
-        return text.replace("${current_userID}", current)
-
-    return replace(event, path=sub(event.path), params=tuple((k, sub(v)) for k, v in event.params))
+    return Derived(MASTER, group.lines, _current_user(_master_pass(group, decide), mode), p.variables)
 
 
 def pro_default(name: str) -> str:
