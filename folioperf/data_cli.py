@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 
 from folioperf.config import DEFAULT_ADMIN_USER, DEFAULT_TENANT, PASSWORD_ENV
+from folioperf.datasets import builtin_names
 from folioperf.testdata import POOL_LIMIT
 
 
@@ -47,7 +48,7 @@ def _db(p: argparse.ArgumentParser) -> None:
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
-    dataset_help = "a built-in dataset (cico, renewals, holds, rih) or a path to a dataset .toml file"
+    dataset_help = f"a built-in dataset ({', '.join(builtin_names())}) or a path to a dataset .toml file"
 
     seed = sub.add_parser(
         "seed", help="load a dataset into a tenant's database (COPY, one transaction)",

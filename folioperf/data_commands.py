@@ -14,6 +14,7 @@ from rich.table import Table
 
 from folioperf import db
 from folioperf.config import DEFAULT_ADMIN_PASSWORD, DEFAULT_ADMIN_USER
+from folioperf.datasets import builtin_names
 from folioperf.errors import FolioperfError
 from folioperf.seed import dataset as dataset_mod
 from folioperf.seed.generate import PTF_DUE_FROM, PTF_DUE_SPAN
@@ -21,7 +22,6 @@ from folioperf.seed.seeding import Outcome
 
 out = Console(highlight=False, soft_wrap=True)  # long lines (DSNs, names) stay whole
 err = Console(stderr=True, highlight=False, soft_wrap=True)
-NAME_ONE = "name a dataset (cico, renewals, holds, rih or a .toml file) or a --workflow"
 
 
 def _workflow(spec: str):
@@ -34,7 +34,7 @@ def _workflow(spec: str):
 def _dataset(args: argparse.Namespace, either: bool = False) -> dataset_mod.Dataset:
     workflow = getattr(args, "workflow", None)
     if not args.dataset and not workflow:
-        raise FolioperfError(NAME_ONE)
+        raise FolioperfError(f"name a dataset ({', '.join(builtin_names())} or a .toml file) or a --workflow")
     if either and args.dataset and workflow:
         raise FolioperfError("give either a dataset or --workflow, not both")
     if args.dataset:
@@ -154,7 +154,7 @@ def pools(args: argparse.Namespace) -> int:
     from folioperf.testdata import undrawable
 
     if not args.dataset and not args.workflow:
-        raise FolioperfError(NAME_ONE)
+        raise FolioperfError(f"name a dataset ({', '.join(builtin_names())} or a .toml file) or a --workflow")
     ds = dataset_mod.load(args.dataset) if args.dataset else None
     workflow = _workflow(args.workflow) if args.workflow or ds is None else _drawing(ds)
     if ds is None and workflow.dataset:

@@ -69,6 +69,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from folioperf.datasets import builtin_names
 from folioperf.errors import FolioperfError
 from folioperf.seed.ids import Identities
 
@@ -247,16 +248,6 @@ def _scale(n: int, factor: float) -> int:
 @cache
 def _schema() -> dict:
     return json.loads(resources.files("folioperf.seed").joinpath("dataset.schema.json").read_text())
-
-
-def builtin_names() -> list[str]:
-    names = []
-    for entry in resources.files(BUILTIN_PACKAGE).iterdir():
-        if entry.name.endswith(".toml"):
-            text = entry.read_text()
-            if re.search(r"^\[dataset\]", text, re.M):
-                names.append(entry.name[: -len(".toml")])
-    return sorted(names)
 
 
 def locate(spec: str) -> Path:

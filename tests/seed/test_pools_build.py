@@ -264,5 +264,5 @@ def test_a_records_query_with_a_table_that_does_not_exist_is_one_line(target, se
 
 def test_pools_of_nothing_named_is_one_line(tmp_path):
     assert run("pools", "-o", str(tmp_path / "pools.json")) == (
-        2, "", "folioperf: error: name a dataset (cico, renewals, holds, rih or a .toml file) or a --workflow\n")
+        2, "", "folioperf: error: name a dataset (bls, cico, holds, iro, pro, renewals, rih, var or a .toml file) or a --workflow\n")
     assert list(tmp_path.iterdir()) == []
