@@ -78,7 +78,7 @@ def main() -> None:
         worker.record("GET", name, response_time)
         stats.log_request("GET", name, response_time, 512)
     started = time.perf_counter()
-    report = worker.take_report("running")
+    report = worker.take_report()
     taken = time.perf_counter() - started
     packed = msgpack.dumps(report)
     started = time.perf_counter()

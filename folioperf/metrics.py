@@ -33,7 +33,7 @@ from typing import Any, NamedTuple, Protocol, Self, overload
 
 from folioperf.errors import FolioperfError
 from folioperf.histogram import (
-    SUB_BUCKET_BITS,
+    Histogram,
     decode_histogram,
     encode_histogram,
     pack_buckets,
@@ -94,7 +94,7 @@ class Tally:
         self.sum_us = 0
         self.min_us = _NO_MIN
         self.max_us = 0
-        self.buckets: dict[int, int] = {}
+        self.buckets = Histogram()
 
     def time(self, us: int) -> None:
         """One timed sample (µs) into sum, min, max and histogram; the count is the caller's."""
@@ -105,11 +105,7 @@ class Tally:
             self.min_us = us
         if us > self.max_us:
             self.max_us = us
-        shift = us.bit_length() - SUB_BUCKET_BITS
-        if shift > 0:
-            us = us >> shift << shift
-        buckets = self.buckets
-        buckets[us] = buckets.get(us, 0) + 1
+        self.buckets.record(us)
 
     def add(self, other: Tally) -> None:
         self.count += other.count
@@ -118,9 +114,7 @@ class Tally:
         self.sum_us += other.sum_us
         self.min_us = min(self.min_us, other.min_us)
         self.max_us = max(self.max_us, other.max_us)
-        buckets = self.buckets
-        for key, count in other.buckets.items():
-            buckets[key] = buckets.get(key, 0) + count
+        self.buckets.add(other.buckets)
 
     def to_wire(self) -> list[Any]:
         return [self.count, self.failures, self.expected, self.sum_us, self.min_us, self.max_us,
@@ -202,7 +196,7 @@ class Entry:
         p50, p75, p90, p95, p99 = (
             _ms(v) for v in percentiles_us(tally.buckets, PERCENTILES, tally.min_us, tally.max_us)
         )
-        timed_count = sum(tally.buckets.values())
+        timed_count = tally.buckets.total
         return cls(
             type=type, name=name, count=tally.count, failures=tally.failures, expected=tally.expected,
             avg=_ms(tally.sum_us / timed_count) if timed else None,
@@ -395,7 +389,7 @@ def merge_windows(first: Window, late: Window) -> Window:
 
 def _row(index: int, key: Key, tally: Tally, percentiles: bool = True) -> Window:
     start = datetime.fromtimestamp(index * WINDOW_S, timezone.utc)
-    timed = sum(tally.buckets.values())
+    timed = tally.buckets.total
     p50, p95 = percentiles_us(tally.buckets, (0.50, 0.95), tally.min_us, tally.max_us) if percentiles else (None, None)
     return Window(start, key[0], key[1], tally.count, tally.failures, _ms(tally.sum_us / timed) if timed else None,
                   _ms(p50), _ms(p95))

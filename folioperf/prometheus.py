@@ -132,9 +132,10 @@ def histogram_buckets(buckets: Mapping[int, int]) -> list[tuple[str, int]]:
     at or above its slowest (see the module docstring). numpy: a busy API has thousands of HDR buckets."""
     if not buckets:
         return [("+Inf", 0)]
-    keys = np.fromiter(buckets.keys(), np.int64, len(buckets))
+    size = len(buckets)
+    keys = np.fromiter(buckets, np.int64, size)  # a Histogram iterates its keys in C (its keys() view would not)
     index = np.searchsorted(_BOUNDS, keys)  # the first bound ≥ a bucket's lowest value is ≥ all of it
-    per_bound = np.bincount(index, weights=np.fromiter(buckets.values(), np.float64, len(buckets)),
+    per_bound = np.bincount(index, weights=np.fromiter(buckets.values(), np.float64, size),
                             minlength=len(_BOUNDS) + 1)  # float64 sums whole numbers exactly below 2**53
     cumulative = per_bound.cumsum().astype(np.int64).tolist()
     first, last = max(int(index.min()) - 1, 0), min(int(index.max()), len(_BOUNDS) - 1)
