@@ -202,6 +202,14 @@ class TestData:
             raise FolioperfError(f"location {location.get('name') if location else '?'} has no primary service point")
         return {"id": sp["id"], "name": sp["name"]}
 
+    def id_range(self, kind: str | None = None) -> tuple[str, str]:
+        """The first and last id the dataset gives records of `kind` ("user", "item", "instance", "authority", ...),
+        for `BETWEEN %s AND %s` in `sql`; every id without a kind or a dataset (pools drawn from the tenant as it is)."""
+        if kind is None or self.dataset is None:
+            return "00000000-0000-0000-0000-000000000000", "ffffffff-ffff-ffff-ffff-ffffffffffff"
+        ids = self.dataset.ids.of(kind)
+        return ids.low, ids.high
+
     def sql(self, query: str, *params: Any) -> list[tuple]:
         """The database only: the rows of a query, tables by their catalog names in braces (`SELECT id FROM
         {users} WHERE ...`; `{{` for a brace of your own), `%s` for each of `params`. A draw function that uses

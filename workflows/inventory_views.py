@@ -111,12 +111,9 @@ def draw_keywords(data: TestData, count: str) -> dict[str, list[dict]]:
     are in at least 5 titles (and at most 100, the search's limit), so the ForEach views as many instances as the
     count says, as with the plan's keywords; a tenant too small for those gives its most frequent words. The
     dataset's instances when it is seeded, else the tenant's."""
-    rows = []
-    if data.dataset is not None:
-        ids = data.dataset.ids.of("instance")
-        rows = data.sql(_TITLES, ids.low, ids.high)
+    rows = data.sql(_TITLES, *data.id_range("instance"))
     if not rows:
-        rows = data.sql(_TITLES, "00000000-0000-0000-0000-000000000000", "ffffffff-ffff-ffff-ffff-ffffffffffff")
+        rows = data.sql(_TITLES, *data.id_range())
     titles: dict[str, int] = {}
     for (title,) in rows:
         for word in {w.lower() for w in _WORD.findall(title or "")}:

@@ -210,17 +210,10 @@ class ItemRecordOperations(FolioTaskSet):
 def draw(data: TestData) -> dict[str, list[dict]]:
     """The dataset's items with an HRID, in id order: the first half to view, the second to edit or delete."""
     items = data.sql("SELECT r.jsonb->>'hrid' FROM {item} r WHERE coalesce(r.jsonb->>'hrid', '') <> '' "
-                     "AND r.id BETWEEN %s AND %s ORDER BY r.id", *_range(data))
+                     "AND r.id BETWEEN %s AND %s ORDER BY r.id", *data.id_range("item"))
     hrids = [{"hrid": h} for h, in items]
     half = (len(hrids) + 1) // 2
     return {"view_items": hrids[:half], "edit_items": hrids[half:]}
-
-
-def _range(data: TestData) -> tuple[str, str]:
-    if data.dataset is not None:
-        ids = data.dataset.ids.of("item")
-        return ids.low, ids.high
-    return "00000000-0000-0000-0000-000000000000", "ffffffff-ffff-ffff-ffff-ffffffffffff"
 
 
 def _headers(options: Any) -> dict[str, str]:

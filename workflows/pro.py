@@ -206,13 +206,7 @@ class PatronRecordOperations(FolioTaskSet):
         if created:
             self._custom_fields()
         okapi.get("/users/{id}", id=user_id)
-        okapi.get("/circulation/loans", params={"query": f"(userId=={user_id}) sortby id", "limit": 2000})
-        okapi.get("/groups", params={"query": GROUPS, "limit": 2000})
-        okapi.get("/addresstypes", params={"query": ADDRESS_TYPES, "limit": 2000})
-        okapi.get("/departments", params={"query": BY_NAME, "limit": 10000})
-        okapi.get("/feefineactions", params={"query": f"(userId=={user_id})", "limit": 10000})
-        okapi.get("/accounts", params={"query": f"(userId=={user_id})", "limit": 10000})
-        okapi.get("/circulation/loans", params={"query": f"(userId=={user_id})", "limit": 1000})
+        self._user_records(user_id)
         okapi.get("/perms/users/{id}", id=user_id, params={"indexField": "userId", "full": "true"})
         okapi.get("/perms/users/{id}/permissions", id=user_id, params={"indexField": "userId", "full": "true"})
         okapi.get("/configurations/entries", params={"query": PROFILE_PICTURES})
@@ -243,6 +237,18 @@ class PatronRecordOperations(FolioTaskSet):
             "limit": 10000, "order": "desc", "status": "assigned"})
         self._label()
 
+    def _user_records(self, user_id: str) -> None:
+        """The user's loans, fees and fines, and the lists naming its group, addresses and departments: the user
+        page and the edit form load them alike (lines 31349-31553, 34207-34411)."""
+        okapi = self.okapi
+        okapi.get("/circulation/loans", params={"query": f"(userId=={user_id}) sortby id", "limit": 2000})
+        okapi.get("/groups", params={"query": GROUPS, "limit": 2000})
+        okapi.get("/addresstypes", params={"query": ADDRESS_TYPES, "limit": 2000})
+        okapi.get("/departments", params={"query": BY_NAME, "limit": 10000})
+        okapi.get("/feefineactions", params={"query": f"(userId=={user_id})", "limit": 10000})
+        okapi.get("/accounts", params={"query": f"(userId=={user_id})", "limit": 10000})
+        okapi.get("/circulation/loans", params={"query": f"(userId=={user_id})", "limit": 1000})
+
     def _view(self, user: dict) -> None:
         okapi = self.okapi
         user_id = user["id"]
@@ -271,13 +277,7 @@ class PatronRecordOperations(FolioTaskSet):
         self._label()
         record = okapi.get("/users/{id}", id=user_id).json()
         record["personal"]["email"] = NEW_EMAIL  # the JSR223 PostProcessor (line 34191)
-        okapi.get("/circulation/loans", params={"query": f"(userId=={user_id}) sortby id", "limit": 2000})
-        okapi.get("/groups", params={"query": GROUPS, "limit": 2000})
-        okapi.get("/addresstypes", params={"query": ADDRESS_TYPES, "limit": 2000})
-        okapi.get("/departments", params={"query": BY_NAME, "limit": 10000})
-        okapi.get("/feefineactions", params={"query": f"(userId=={user_id})", "limit": 10000})
-        okapi.get("/accounts", params={"query": f"(userId=={user_id})", "limit": 10000})
-        okapi.get("/circulation/loans", params={"query": f"(userId=={user_id})", "limit": 1000})
+        self._user_records(user_id)
         perms = okapi.get("/perms/users/{id}", id=user_id, params={"indexField": "userId", "full": "true"}).json()
         okapi.get("/perms/users/{id}/permissions", id=user_id, params={"indexField": "userId", "full": "true"})
         okapi.get("/configurations/entries", params={"query": PROFILE_PICTURES})
@@ -323,20 +323,13 @@ def draw(data: TestData) -> dict[str, list[dict]]:
     the dataset's patron groups for the users created."""
     rows = data.sql("SELECT r.id::text, r.jsonb->'personal'->>'lastName' FROM {users} r "
                     "WHERE coalesce(r.jsonb->'personal'->>'lastName', '') <> '' AND r.id BETWEEN %s AND %s "
-                    "ORDER BY r.id", *_range(data))
+                    "ORDER BY r.id", *data.id_range("user"))
     users = [{"id": i, "lastName": name} for i, name in rows]
     groups = data.sql("SELECT DISTINCT r.jsonb->>'patronGroup' FROM {users} r WHERE r.id BETWEEN %s AND %s "
-                      "AND r.jsonb->>'patronGroup' IS NOT NULL ORDER BY 1", *_range(data))
+                      "AND r.jsonb->>'patronGroup' IS NOT NULL ORDER BY 1", *data.id_range("user"))
     return {"users": [u for i, u in enumerate(users) if i % 8 != 7],
             "delete_users": [u for i, u in enumerate(users) if i % 8 == 7],
             "patron_groups": [{"id": g} for g, in groups]}
-
-
-def _range(data: TestData) -> tuple[str, str]:
-    if data.dataset is not None:
-        ids = data.dataset.ids.of("user")
-        return ids.low, ids.high
-    return "00000000-0000-0000-0000-000000000000", "ffffffff-ffff-ffff-ffff-ffffffffffff"
 
 
 def _headers(options: Any) -> dict[str, str]:

@@ -78,12 +78,9 @@ _SURNAMES = ("SELECT DISTINCT split_part(coalesce(to_jsonb(r)->'jsonb'->>'person
 def draw(data: TestData) -> dict[str, list[dict]]:
     """The surnames of the MARC authorities' personal-name headings ("Surname, Given"), each once (SQL: mod-search
     pages authorities 500 at a time, and no further than the 10,000th)."""
-    rows = []
-    if data.dataset is not None:
-        ids = data.dataset.ids.of("authority")
-        rows = data.sql(_SURNAMES, ids.low, ids.high)
+    rows = data.sql(_SURNAMES, *data.id_range("authority"))
     if not any(surname for surname, in rows):
-        rows = data.sql(_SURNAMES, "00000000-0000-0000-0000-000000000000", "ffffffff-ffff-ffff-ffff-ffffffffffff")
+        rows = data.sql(_SURNAMES, *data.id_range())
     surnames = sorted({s.strip() for s, in rows if s and s.strip()})
     return {"keywords": [{"keyword": s} for s in surnames[:data.limit or None]]}
 
