@@ -344,6 +344,16 @@ def mismatch(recorded: list[dict], derived: Derived, *, preflight: bool = True) 
     return _match(recorded, derived, preflight)[1]
 
 
+def matched(recorded: list[dict], derived: Derived, mode: str = AS_RUN) -> list[tuple[dict, jmx.Sample]]:
+    """The recorded calls paired with the plan's samples, once asserted to be the plan's calls in its order
+    (`mismatch`) with its pauses read in `mode` (`pause_mismatch`): for the caller's checks of each call."""
+    problem = mismatch(recorded, derived)
+    assert problem is None, problem
+    problem = pause_mismatch(recorded, derived, mode)
+    assert problem is None, problem
+    return _match(recorded, derived, True)[0]
+
+
 def pause_mismatch(recorded: list[dict], derived: Derived, mode: str, *, preflight: bool = True) -> str | None:
     """Why the fake-clock pauses recorded before each call differ from the timers JMeter fires before it, read
     in `mode` (None: the same kind, bounds and mean, THINK_OFFSET 0); a pause belongs to the next call made in

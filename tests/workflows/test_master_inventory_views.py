@@ -23,7 +23,7 @@ import pytest
 import requests
 
 from folioperf import jmx
-from folioperf.jmeter import AS_RUN, AS_WRITTEN
+from folioperf.jmeter import AS_WRITTEN
 from folioperf.timers import Timers
 from tests.locust_process import REPO, LocustRun, clean_env, folioperf_command, only_results
 from tests.workflows import derived
@@ -178,9 +178,7 @@ def test_sends_the_master_plan_iteration_by_iteration(seeded, view_pools, view_r
         assert len(viewed) == counts[keyword], f"{keyword!r} finds fewer instances than the CSV's count"
         plan = derived.inventory_view(workflow, len(viewed), SKIPPED.get(name, {}))
         assert [t for t, _ in transactions] == plan.transaction_names()
-        assert derived.mismatch(entries, plan) is None, derived.mismatch(entries, plan)
-        assert derived.pause_mismatch(entries, plan, AS_RUN) is None, derived.pause_mismatch(entries, plan, AS_RUN)
-        for entry, sample in derived._match(entries, plan, True)[0]:
+        for entry, sample in derived.matched(entries, plan):
             _check_headers(entry, sample)
         assert _viewed(entries) == viewed
 
