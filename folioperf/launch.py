@@ -481,11 +481,15 @@ class Processes:
         self.master: subprocess.Popen | None = None
         self.workers: list[subprocess.Popen] = []
         self.interrupts = 0
+        self.launching = False  # the master is being started: a signal is for it, once it exists
         self.ended = False  # the master has ended: a signal no longer changes anything
 
     def start_master(self, cmd: list[str], password: str) -> None:
+        self.launching = True
         self.master = subprocess.Popen(cmd, env=_child_env(password, self.key), stdin=subprocess.DEVNULL,
                                        **popen_options())
+        if self.interrupts:  # it came while the master started: unwinding now would leave it running, orphaned
+            self.master.send_signal(signal.SIGTERM)
 
     def start_worker(self, port: int, log_dir: str) -> None:
         # its log lines to a file, said after the run: on the terminal they would land inside the master's live view
@@ -497,6 +501,8 @@ class Processes:
     def interrupt(self, *_args: Any) -> None:
         """SIGINT and SIGTERM, for the whole of `folioperf run`."""
         self.interrupts += 1
+        if self.master is None and self.launching:
+            return  # start_master passes it on
         if self.master is None:
             raise KeyboardInterrupt  # setting up: unwind (seeding and resets roll back), nothing ran
         if self.ended:

@@ -20,6 +20,7 @@ import pytest
 
 from folioperf import results
 from folioperf.db import database_name, ensure_database, with_database
+from folioperf.launch import Processes
 from folioperf.outcome import EXIT_INTERRUPTED
 from tests.locust_process import (
     SEEDS_FULL_CICO,
@@ -105,6 +106,21 @@ def test_while_locust_starts_nothing_runs_and_nothing_is_written(folio_sandbox, 
     assert "interrupted before the test started: nothing ran, no results were written" in output
     assert "stopping: the results are being written" not in output and "Traceback" not in output
     assert not results_in(tmp_path / "out")
+
+
+def test_a_signal_while_the_master_is_being_started_is_passed_to_it():
+    """Ctrl-C in the moment between the Locust master's exec and folioperf holding its handle (a busy machine makes
+    it long): the master gets it and says it ended before the test, rather than folioperf unwinding around it."""
+    processes = Processes("key", [])
+    previous = signal.signal(signal.SIGINT, processes.interrupt)
+    try:
+        processes.launching = True  # as inside start_master's Popen
+        processes.interrupt()
+        processes.start_master([sys.executable, "-c", "import time; time.sleep(60)"], "")
+        assert processes.wait() == 128 + signal.SIGTERM
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        processes.kill()
 
 
 def test_during_the_ramp_up_the_results_so_far_are_written_flagged_interrupted(folio_sandbox, tmp_path):
