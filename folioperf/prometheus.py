@@ -52,7 +52,7 @@ The final counts. Locust quits soon after a test ends; a scrape a second later w
 scraper has been coming at a regular interval (`Exporter.scraper_interval`: at least 3 scrapes, most gaps
 within half of their median, the last no more than two intervals ago), the process waits (at `quit`) until
 one scrape that began after the end has been served, at most twice that interval plus a second
-(LINGER_MAX_S in all), so the last sample Prometheus holds is the results directory's count. A scrape by
+(at least LINGER_MIN_S, at most LINGER_MAX_S), so the last sample Prometheus holds is the results directory's count. A scrape by
 hand (a curl or two) is no scraper: nothing waits for it to come back.
 """
 
@@ -96,6 +96,7 @@ BOUND_RATIO = 1.05
 LOWEST_BOUND_US = 100
 HIGHEST_BOUND_US = 600_000_000
 LINGER_MAX_S = 125.0  # a Prometheus scraping every minute gets its last scrape
+LINGER_MIN_S = 5.0  # a scraper of every second or less, on a busy machine: its next scrape may come late
 REGULAR_SCRAPES = 3  # fewer seen: scraped by hand, nobody to wait for
 REGULAR_TOLERANCE = 0.5  # a gap within half of the median gap is on schedule (Prometheus jitters little)
 _RECENT_SCRAPES = 6
@@ -387,7 +388,7 @@ class Exporter:
         interval = self.scraper_interval(end)
         if interval is None:
             return
-        deadline = end + min(2 * interval + 1, LINGER_MAX_S)
+        deadline = end + min(max(2 * interval + 1, LINGER_MIN_S), LINGER_MAX_S)
         if deadline - end > 5:
             log.warning("waiting up to %.0f s for Prometheus (scraping every %.0f s) to scrape the final counts",
                         deadline - end, interval)

@@ -10,6 +10,8 @@ import subprocess
 import sys
 import tempfile
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import psycopg
 import pytest
@@ -214,6 +216,26 @@ def run_dsn(folio_postgres):
     ensure_database(dsn)
     yield dsn
     drop_test_database(dsn)
+
+
+@contextmanager
+def own_database(server_dsn: str) -> Iterator[str]:
+    """A run database for one test (or module) alone: for data seeded at another scale than the full one, which in
+    the worker's shared `run_dsn` would have the next full-scale `folioperf seed` refused."""
+    from folioperf.db import ensure_database, with_database
+
+    dsn = with_database(server_dsn, f"folioperf_test_own_{uuid.uuid4().hex[:10]}")
+    ensure_database(dsn)
+    try:
+        yield dsn
+    finally:
+        drop_test_database(dsn)
+
+
+@pytest.fixture()
+def own_run_dsn(folio_postgres):
+    with own_database(folio_postgres) as dsn:
+        yield dsn
 
 
 def database_exists(dsn: str) -> bool:

@@ -6,17 +6,16 @@ from __future__ import annotations
 import pytest
 
 from folioperf.report.runs import load_runs
-from tests.locust_process import FIXTURES, SEEDS_FULL_CICO, folioperf, only_results
+from tests.locust_process import FIXTURES, folioperf, only_results
 
 TWO_GROUPS = FIXTURES / "scenarios" / "two-groups.toml"
 
 
 @pytest.mark.long_run(90)
-@SEEDS_FULL_CICO
-def test_the_ptf_master_scenario_runs_every_group(run_dsn, tmp_path):
+def test_the_ptf_master_scenario_runs_every_group(own_run_dsn, tmp_path):
     """The README's short try, verbatim: the PTF master plan's groups folioperf runs, each seeded at a tenth."""
     proc = folioperf("run", "scenarios/ptf-master.toml", "--users-scale", "0.1", "--scale", "0.1", "--duration", "60s",
-                     cwd=tmp_path, FOLIOPERF_DB=run_dsn)
+                     cwd=tmp_path, FOLIOPERF_DB=own_run_dsn)
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:]
     res = only_results(tmp_path / "results")
     groups = {g["name"]: g for g in res.run.scenario["groups"]}

@@ -42,7 +42,6 @@ list lasted (57 hours) before JMeter recycled it onto deleted items.
 from __future__ import annotations
 
 import random
-from typing import Any
 
 from folioperf.workflows import inventory_views as views
 from folioperf.workflows.master_plan import MASTER_HEADERS, current_user_id
@@ -216,10 +215,6 @@ def draw(data: TestData) -> dict[str, list[dict]]:
     return {"view_items": hrids[:half], "edit_items": hrids[half:]}
 
 
-def _headers(options: Any) -> dict[str, str]:
-    return MASTER_HEADERS
-
-
 workflow = Workflow(
     name="iro",
     description="The PTF master plan's Item Record Operations (IRO): find an item by HRID in Inventory, then view, "
@@ -232,7 +227,7 @@ workflow = Workflow(
     options=(Option("distribution", default="100-0-0", type=distribution,
                     help="view, edit and delete percentages (the plan's IRO_DISTRIBUTION, line 430: 100-0-0; "
                          "the longevity json's 35-30-35)"),),
-    headers=_headers,
+    headers=lambda options: MASTER_HEADERS,
 )
 
 

@@ -45,7 +45,6 @@ from __future__ import annotations
 
 import random
 import uuid
-from typing import Any
 
 from folioperf.workflows.master_plan import MASTER_HEADERS, current_user_id
 
@@ -332,10 +331,6 @@ def draw(data: TestData) -> dict[str, list[dict]]:
             "patron_groups": [{"id": g} for g, in groups]}
 
 
-def _headers(options: Any) -> dict[str, str]:
-    return MASTER_HEADERS
-
-
 workflow = Workflow(
     name="pro",
     description="The PTF master plan's Patron Record Operations (PRO): create, view, edit (email) or delete a user in "
@@ -352,7 +347,7 @@ workflow = Workflow(
              Option("loans", default="50-50", type=loans_split,
                     help="a view's open and closed loans pages, percent (the plan's PRO_DISTRIBUTION_OC, line 534; "
                          "both pages send the same calls)")),
-    headers=_headers,
+    headers=lambda options: MASTER_HEADERS,
 )
 
 
