@@ -488,7 +488,7 @@ class Processes:
         self.launching = True
         self.master = subprocess.Popen(cmd, env=_child_env(password, self.key), stdin=subprocess.DEVNULL,
                                        **popen_options())
-        if self.interrupts:  # it came while the master started: unwinding now would leave it running, orphaned
+        if self.interrupts:  # it came as the master started: the master ends before its test, and says so
             self.master.send_signal(signal.SIGTERM)
 
     def start_worker(self, port: int, log_dir: str) -> None:

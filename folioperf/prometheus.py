@@ -52,8 +52,8 @@ The final counts. Locust quits soon after a test ends; a scrape a second later w
 scraper has been coming at a regular interval (`Exporter.scraper_interval`: at least 3 scrapes, most gaps
 within half of their median, the last no more than two intervals ago), the process waits (at `quit`) until
 one scrape that began after the end has been served, at most twice that interval plus a second
-(at least LINGER_MIN_S, at most LINGER_MAX_S), so the last sample Prometheus holds is the results directory's count. A scrape by
-hand (a curl or two) is no scraper: nothing waits for it to come back.
+(at least LINGER_MIN_S, at most LINGER_MAX_S), so the last sample Prometheus holds is the results
+directory's count. A scrape by hand (a curl or two) is no scraper: nothing waits for it to come back.
 """
 
 from __future__ import annotations
