@@ -207,24 +207,12 @@ def http() -> requests.Session:
         yield s
 
 
-@pytest.fixture(scope="session")
-def run_dsn(folio_postgres):
-    """A database of its own for the sandboxes `folioperf run` and `folioperf campaign` start."""
-    from folioperf.db import ensure_database, with_database
-
-    dsn = with_database(folio_postgres, f"folioperf_test_run_{uuid.uuid4().hex[:10]}")
-    ensure_database(dsn)
-    yield dsn
-    drop_test_database(dsn)
-
-
 @contextmanager
-def own_database(server_dsn: str) -> Iterator[str]:
-    """A run database for one test (or module) alone: for data seeded at another scale than the full one, which in
-    the worker's shared `run_dsn` would have the next full-scale `folioperf seed` refused."""
+def own_database(server_dsn: str, purpose: str = "own") -> Iterator[str]:
+    """A database on the tests' server for `folioperf run` and `folioperf campaign`, dropped afterwards."""
     from folioperf.db import ensure_database, with_database
 
-    dsn = with_database(server_dsn, f"folioperf_test_own_{uuid.uuid4().hex[:10]}")
+    dsn = with_database(server_dsn, f"folioperf_test_{purpose}_{uuid.uuid4().hex[:10]}")
     ensure_database(dsn)
     try:
         yield dsn
@@ -232,8 +220,18 @@ def own_database(server_dsn: str) -> Iterator[str]:
         drop_test_database(dsn)
 
 
+@pytest.fixture(scope="session")
+def run_dsn(folio_postgres):
+    """The worker's run database, shared by its tests: the full-scale datasets seeded once (tests.locust_process's
+    SEEDS_FULL_* groups), the later runs resetting them."""
+    with own_database(folio_postgres, "run") as dsn:
+        yield dsn
+
+
 @pytest.fixture()
 def own_run_dsn(folio_postgres):
+    """A run database for one test alone: for data seeded at another scale than the full one, which in `run_dsn`
+    would have the next full-scale `folioperf seed` refused."""
     with own_database(folio_postgres) as dsn:
         yield dsn
 

@@ -347,11 +347,11 @@ def mismatch(recorded: list[dict], derived: Derived, *, preflight: bool = True) 
 def matched(recorded: list[dict], derived: Derived, mode: str = AS_RUN) -> list[tuple[dict, jmx.Sample]]:
     """The recorded calls paired with the plan's samples, once asserted to be the plan's calls in its order
     (`mismatch`) with its pauses read in `mode` (`pause_mismatch`): for the caller's checks of each call."""
-    problem = mismatch(recorded, derived)
+    pairs, problem = _match(recorded, derived, True)
     assert problem is None, problem
     problem = pause_mismatch(recorded, derived, mode)
     assert problem is None, problem
-    return _match(recorded, derived, True)[0]
+    return pairs
 
 
 def pause_mismatch(recorded: list[dict], derived: Derived, mode: str, *, preflight: bool = True) -> str | None:
